@@ -1,0 +1,292 @@
+//! Positioning-time estimators: what SPTF and the anticipation heuristics use to guess how long
+//! the head needs to reach a request.
+//!
+//! Three kinds stand behind the one trait [`PositionEstimator`]:
+//! - **exact**: asks a device model (supplied by the driver, which owns one; see
+//!   `antsched-disk`), so the estimate is the model's own positioning time, rotation included;
+//! - **calibrated curve** ([`CurveEstimator`]): LBN distance to time, a piecewise-linear curve
+//!   fitted from measurements as the paper's user-level calibration did (section 3.6, "about 75%
+//!   accurate", which the heuristics tolerate);
+//! - **seek distance only** ([`SeekDistanceEstimator`]): the distance in sectors read as
+//!   nanoseconds, a linear stand-in for a seek curve, like Linux AS's sector arithmetic.
+
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::request::{Nanos, Request};
+
+/// Estimates positioning times for scheduling decisions.
+///
+/// The estimator follows the head on its own: the scheduler reports every dispatch through
+/// [`dispatched`](Self::dispatched), and the estimator keeps whatever state it needs (the last
+/// sector for a distance model, a replica of the device for the exact one).
+pub trait PositionEstimator: Send {
+    /// Short name for reports (`exact`, `curve`, `seek`).
+    fn name(&self) -> &str;
+
+    /// Where the head is: the sector just past the last dispatched request (0 before any).
+    fn head(&self) -> u64;
+
+    /// Positioning time of `req` if the device started it at `now`.
+    fn positioning_time(&self, req: &Request, now: Nanos) -> Nanos;
+
+    /// Positioning time from the end of a request ending at sector `from_end` to `to`, started
+    /// right away. This is what a context's next request costs when served back to back with
+    /// its previous one; the per-context expected positioning time averages it (section 3.3).
+    fn positioning_between(&self, from_end: u64, to: &Request) -> Nanos;
+
+    /// The scheduler sent `req` to the device at `now`.
+    fn dispatched(&mut self, req: &Request, now: Nanos);
+}
+
+/// Absolute distance between a head position and a request's first sector.
+pub fn distance(from: u64, to: &Request) -> u64 {
+    from.abs_diff(to.sector)
+}
+
+/// The distance in sectors, read as nanoseconds (1 GiB of distance reads as about 2.1 ms).
+#[derive(Clone, Debug, Default)]
+pub struct SeekDistanceEstimator {
+    head: u64,
+}
+
+impl SeekDistanceEstimator {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl PositionEstimator for SeekDistanceEstimator {
+    fn name(&self) -> &str {
+        "seek"
+    }
+
+    fn head(&self) -> u64 {
+        self.head
+    }
+
+    fn positioning_time(&self, req: &Request, _now: Nanos) -> Nanos {
+        distance(self.head, req)
+    }
+
+    fn positioning_between(&self, from_end: u64, to: &Request) -> Nanos {
+        distance(from_end, to)
+    }
+
+    fn dispatched(&mut self, req: &Request, _now: Nanos) {
+        self.head = req.end();
+    }
+}
+
+/// One point of a positioning-time curve.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CurvePoint {
+    /// LBN distance in sectors between the end of one request and the start of the next.
+    pub distance: u64,
+    /// Positioning time at that distance, in microseconds.
+    pub time_us: f64,
+}
+
+/// A positioning-time curve: LBN distance to time, linear between points, flat beyond the last.
+///
+/// The JSON form, written by `antsched calibrate` and read by `estimator=CURVE.json`:
+///
+/// ```json
+/// { "points": [ { "distance": 0, "time_us": 150.0 }, { "distance": 1000, "time_us": 4100.0 } ],
+///   "source": "calibrated on deskstar-34gxp", "accuracy_within_20pct": 0.81 }
+/// ```
+///
+/// `points` must be non-empty, with strictly increasing distances and finite, non-negative
+/// times. `source` and `accuracy_within_20pct` are optional and only informative.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PositioningCurve {
+    pub points: Vec<CurvePoint>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy_within_20pct: Option<f64>,
+}
+
+/// A curve file or text that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum CurveError {
+    #[error("cannot read positioning curve {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("positioning curve {origin}: invalid JSON at line {line}, column {column}: {message}")]
+    Json {
+        origin: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("positioning curve {origin}: {problem}")]
+    Invalid { origin: String, problem: String },
+}
+
+impl PositioningCurve {
+    /// Parses and validates the JSON form; `origin` names the source in errors.
+    pub fn from_json(text: &str, origin: &str) -> Result<Self, CurveError> {
+        let curve: Self = serde_json::from_str(text).map_err(|e| CurveError::Json {
+            origin: origin.to_string(),
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })?;
+        curve.validate().map_err(|problem| CurveError::Invalid {
+            origin: origin.to_string(),
+            problem,
+        })?;
+        Ok(curve)
+    }
+
+    /// Reads and validates a curve file.
+    pub fn load(path: &Path) -> Result<Self, CurveError> {
+        let text = std::fs::read_to_string(path).map_err(|source| CurveError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::from_json(&text, &path.display().to_string())
+    }
+
+    /// Checks the invariants the interpolation relies on.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.points.is_empty() {
+            return Err("\"points\" is empty; give at least one {\"distance\", \"time_us\"}".into());
+        }
+        for (i, p) in self.points.iter().enumerate() {
+            if !p.time_us.is_finite() || p.time_us < 0.0 {
+                return Err(format!(
+                    "points[{i}].time_us is {}; it must be a finite number >= 0",
+                    p.time_us
+                ));
+            }
+            if i > 0 && p.distance <= self.points[i - 1].distance {
+                return Err(format!(
+                    "points[{i}].distance {} does not exceed points[{}].distance {}; distances must increase strictly",
+                    p.distance,
+                    i - 1,
+                    self.points[i - 1].distance
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Positioning time at `distance` sectors.
+    pub fn time_at(&self, distance: u64) -> Nanos {
+        let pts = &self.points;
+        let i = pts.partition_point(|p| p.distance <= distance);
+        let us = if i == 0 {
+            pts[0].time_us
+        } else if i == pts.len() {
+            pts[i - 1].time_us
+        } else {
+            let (a, b) = (pts[i - 1], pts[i]);
+            let f = (distance - a.distance) as f64 / (b.distance - a.distance) as f64;
+            a.time_us + f * (b.time_us - a.time_us)
+        };
+        (us * 1_000.0).round() as Nanos
+    }
+}
+
+impl fmt::Display for PositioningCurve {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "curve of {} points", self.points.len())
+    }
+}
+
+/// The calibrated estimator: a [`PositioningCurve`] applied to the distance from the head.
+#[derive(Clone, Debug)]
+pub struct CurveEstimator {
+    curve: PositioningCurve,
+    head: u64,
+}
+
+impl CurveEstimator {
+    pub fn new(curve: PositioningCurve) -> Self {
+        Self { curve, head: 0 }
+    }
+
+    pub fn curve(&self) -> &PositioningCurve {
+        &self.curve
+    }
+}
+
+impl PositionEstimator for CurveEstimator {
+    fn name(&self) -> &str {
+        "curve"
+    }
+
+    fn head(&self) -> u64 {
+        self.head
+    }
+
+    fn positioning_time(&self, req: &Request, _now: Nanos) -> Nanos {
+        self.curve.time_at(distance(self.head, req))
+    }
+
+    fn positioning_between(&self, from_end: u64, to: &Request) -> Nanos {
+        self.curve.time_at(distance(from_end, to))
+    }
+
+    fn dispatched(&mut self, req: &Request, _now: Nanos) {
+        self.head = req.end();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn curve(points: &[(u64, f64)]) -> PositioningCurve {
+        PositioningCurve {
+            points: points
+                .iter()
+                .map(|&(distance, time_us)| CurvePoint { distance, time_us })
+                .collect(),
+            source: None,
+            accuracy_within_20pct: None,
+        }
+    }
+
+    #[test]
+    fn curve_interpolates_linearly_and_is_flat_outside() {
+        let c = curve(&[(100, 1000.0), (1100, 2000.0)]);
+        assert_eq!(c.time_at(0), 1_000_000);
+        assert_eq!(c.time_at(100), 1_000_000);
+        assert_eq!(c.time_at(600), 1_500_000);
+        assert_eq!(c.time_at(1100), 2_000_000);
+        assert_eq!(c.time_at(u64::MAX), 2_000_000);
+    }
+
+    #[test]
+    fn curve_json_errors_name_the_problem() {
+        let err = PositioningCurve::from_json(r#"{"points": []}"#, "x.json").unwrap_err();
+        assert!(err.to_string().contains("x.json") && err.to_string().contains("empty"));
+        let err = PositioningCurve::from_json(
+            r#"{"points": [{"distance": 5, "time_us": 1.0}, {"distance": 5, "time_us": 2.0}]}"#,
+            "y.json",
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("points[1].distance"), "{err}");
+        let err = PositioningCurve::from_json(r#"{"points": [{"distance": 5, "time_us": -1}]}"#, "z")
+            .unwrap_err();
+        assert!(err.to_string().contains("points[0].time_us"), "{err}");
+        let err = PositioningCurve::from_json("{\n  \"pts\": []}", "w.json").unwrap_err();
+        assert!(err.to_string().contains("line 2"), "{err}");
+    }
+
+    #[test]
+    fn curve_json_round_trips() {
+        let c = curve(&[(0, 120.5), (64, 900.0)]);
+        let text = serde_json::to_string(&c).unwrap();
+        assert_eq!(PositioningCurve::from_json(&text, "t").unwrap(), c);
+    }
+}
