@@ -41,8 +41,9 @@ pub enum Op {
     Write,
 }
 
-/// One disk request as the scheduler sees it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One disk request as the scheduler sees it. Small and `Copy`: policies hand out candidates by
+/// value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Request {
     pub id: RequestId,
     pub context: ContextId,

@@ -1,0 +1,407 @@
+//! The anticipation core of section 3.2: the policy-independent wrapper that turns any base
+//! policy into an anticipatory scheduler.
+//!
+//! A work-conserving scheduler has two states, IDLE and BUSY. The core adds WAIT: the disk is
+//! idle, requests are pending, and a timeout is armed because the heuristic expects the last
+//! context to issue a nearby (or overdue) request soon.
+//!
+//! ```text
+//!            arrival / completion, pending, heuristic says 0
+//!   IDLE ───────────────────────────────────────────────────▶ BUSY
+//!     │  heuristic says w > 0                                  ▲
+//!     ▼                                                        │ timeout, or an arrival
+//!   WAIT ──────────────────────────────────────────────────────┘ re-evaluated to 0
+//!     ▲ │ arrival re-evaluated to w > 0: stay, the ORIGINAL timeout still holds
+//!     └─┘
+//! ```
+//!
+//! The rules, each pinned by a test in `tests/paper_rules.rs`:
+//! - on every arrival during WAIT the policy chooses again and the heuristic evaluates again;
+//! - the timeout is never re-armed, so no sequence of arrivals can make the disk wait longer
+//!   than the first evaluation allowed (the paper: "thus preventing unbounded waiting by
+//!   repeatedly re-triggering the timeout");
+//! - when the last context blocks on a synchronous request, dispatch at once without asking
+//!   the heuristic: by assumption #1 no other context will issue the request it depends on;
+//! - the device takes up to `depth` requests at once (1 by default: an IDE disk without tagged
+//!   queueing, as in the paper).
+//!
+//! Statistics are updated here, on arrival and completion, for every context, so that any
+//! heuristic can read them. The core never reads a clock; time comes in as `now`.
+
+use std::collections::HashMap;
+
+use crate::estimator::PositionEstimator;
+use crate::heuristic::{Evaluation, Heuristic};
+use crate::policy::Policy;
+use crate::request::{ClassId, ContextId, Nanos, Request, RequestId};
+use crate::scheduler::{AnticipationStats, Scheduler};
+use crate::stats::{ContextStats, StatsConfig};
+
+/// Settings of the core itself (the heuristics and policies have their own).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CoreConfig {
+    /// Requests the device accepts at once.
+    pub depth: usize,
+    /// Statistics shape and decay.
+    pub stats: StatsConfig,
+    /// Granularity of the wait timer; a timeout fires on the first tick at or after its
+    /// deadline. 0 models an exact timer (hrtimers); the paper's i8254 ticked every 500 us
+    /// (section 3.6), and section 4.2.4 sweeps 50 us to 1 ms.
+    pub timer_tick: Nanos,
+}
+
+impl Default for CoreConfig {
+    fn default() -> Self {
+        Self {
+            depth: 1,
+            stats: StatsConfig::default(),
+            timer_tick: 0,
+        }
+    }
+}
+
+/// What the core knows of one context.
+#[derive(Debug)]
+struct Context {
+    stats: ContextStats,
+    /// Requests queued in the policy: all, synchronous, and those that drive anticipation.
+    queued: usize,
+    queued_sync: usize,
+    queued_driving: usize,
+    in_flight: usize,
+    in_flight_driving: usize,
+    /// Completion time of its latest request that drives anticipation.
+    last_completion: Option<Nanos>,
+    /// End sector of its latest request that drives anticipation.
+    last_end: Option<u64>,
+    exited: bool,
+}
+
+impl Context {
+    fn new(cfg: &StatsConfig) -> Self {
+        Self {
+            stats: ContextStats::new(cfg),
+            queued: 0,
+            queued_sync: 0,
+            queued_driving: 0,
+            in_flight: 0,
+            in_flight_driving: 0,
+            last_completion: None,
+            last_end: None,
+            exited: false,
+        }
+    }
+
+    fn idle(&self) -> bool {
+        self.queued == 0 && self.in_flight == 0
+    }
+}
+
+/// The WAIT state.
+#[derive(Clone, Copy, Debug)]
+struct Wait {
+    /// When the timeout fires. Never moved later.
+    until: Nanos,
+    since: Nanos,
+    /// The context waited for.
+    context: ContextId,
+    /// It issued a request that drives anticipation during the wait.
+    answered: bool,
+}
+
+/// A base policy `P` wrapped by the anticipation core, with heuristic `H` deciding when to wait.
+///
+/// `Anticipatory<P, NeverWait>` is the work-conserving `P`: the same code path, statistics and
+/// all, with a heuristic that always says 0.
+pub struct Anticipatory<P, H> {
+    name: String,
+    policy: P,
+    heuristic: H,
+    est: Box<dyn PositionEstimator>,
+    cfg: CoreConfig,
+    contexts: HashMap<ContextId, Context>,
+    classes: HashMap<ContextId, ClassId>,
+    in_flight: HashMap<RequestId, (Request, Nanos)>,
+    /// The context whose request (one that drives anticipation) completed last: the paper's LP.
+    last: Option<ContextId>,
+    /// When the device last finished a request, to measure service with depth > 1.
+    device_free_at: Nanos,
+    wait: Option<Wait>,
+    counters: AnticipationStats,
+}
+
+impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
+    pub fn new(
+        name: impl Into<String>,
+        policy: P,
+        heuristic: H,
+        est: Box<dyn PositionEstimator>,
+        cfg: CoreConfig,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            policy,
+            heuristic,
+            est,
+            cfg,
+            contexts: HashMap::new(),
+            classes: HashMap::new(),
+            in_flight: HashMap::new(),
+            last: None,
+            device_free_at: 0,
+            wait: None,
+            counters: AnticipationStats::default(),
+        }
+    }
+
+    pub fn policy(&self) -> &P {
+        &self.policy
+    }
+
+    /// What the core has learned about `ctx`, if it knows it.
+    pub fn context_stats(&self, ctx: ContextId) -> Option<&ContextStats> {
+        self.contexts.get(&ctx).map(|c| &c.stats)
+    }
+
+    /// Whether the core is in the WAIT state.
+    pub fn is_waiting(&self) -> bool {
+        self.wait.is_some()
+    }
+
+    fn context(&mut self, ctx: ContextId) -> &mut Context {
+        let cfg = self.cfg.stats;
+        self.contexts
+            .entry(ctx)
+            .or_insert_with(|| Context::new(&cfg))
+    }
+
+    /// Records what a new request says about its context: its think time and its locality.
+    fn learn(&mut self, req: &Request, now: Nanos) {
+        let cfg = self.cfg.stats;
+        let from = self.contexts.get(&req.context).and_then(|c| c.last_end);
+        let positioning = from.map(|f| self.est.positioning_between(f, req));
+        let c = self.context(req.context);
+        c.last_end = Some(req.end());
+        // A request issued while the context still has one queued or in flight is
+        // asynchronous in effect (section 3.3): its think time is zero.
+        let think = if c.queued_driving > 0 || c.in_flight_driving > 0 {
+            Some(0)
+        } else {
+            c.last_completion
+                .map(|done| now.saturating_sub(done).min(cfg.think_cap()))
+        };
+        if let Some(t) = think {
+            c.stats.think.record(t, &cfg);
+        }
+        if let (Some(from), Some(positioning)) = (from, positioning) {
+            c.stats.record_locality(positioning, from, req.sector, &cfg);
+        }
+    }
+
+    /// How long to wait before dispatching `cand`; 0 dispatches it now.
+    fn evaluate(&mut self, cand: &Request, now: Nanos) -> Nanos {
+        let Some(last) = self.last else { return 0 };
+        if cand.context == last {
+            return 0;
+        }
+        let Some(c) = self.contexts.get(&last) else {
+            return 0;
+        };
+        // The short-circuit of section 3.2: the last context blocked on a synchronous
+        // request; nobody else will issue what it waits for. A context with anything in
+        // flight is waiting for the device, not thinking, and one that exited issues nothing.
+        if c.exited || c.queued_sync > 0 || c.queued_driving > 0 || c.in_flight_driving > 0 {
+            return 0;
+        }
+        let Some(done) = c.last_completion else {
+            return 0;
+        };
+        let ev = Evaluation {
+            candidate: cand,
+            candidate_positioning: self.est.positioning_time(cand, now),
+            head: self.est.head(),
+            last,
+            last_class: self.classes.get(&last).copied().unwrap_or(ClassId(last.0)),
+            stats: &c.stats,
+            cfg: &self.cfg.stats,
+            elapsed: now.saturating_sub(done),
+            now,
+        };
+        self.heuristic.evaluate(&self.policy, &ev)
+    }
+
+    fn round_to_tick(&self, t: Nanos) -> Nanos {
+        match self.cfg.timer_tick {
+            0 => t,
+            tick => t.div_ceil(tick).saturating_mul(tick),
+        }
+    }
+
+    fn end_wait(&mut self, now: Nanos, timed_out: bool) {
+        if let Some(w) = self.wait.take() {
+            self.counters.waited += now.saturating_sub(w.since);
+            if timed_out {
+                self.counters.timeouts += 1;
+            } else if w.answered {
+                self.counters.hits += 1;
+            }
+        }
+    }
+
+    fn dispatch(&mut self, id: RequestId, now: Nanos) -> Option<Request> {
+        let req = self.policy.dispatch(id, now)?;
+        self.est.dispatched(&req, now);
+        let c = self.context(req.context);
+        c.queued -= 1;
+        c.in_flight += 1;
+        if req.sync {
+            c.queued_sync -= 1;
+        }
+        if req.drives_anticipation() {
+            c.queued_driving -= 1;
+            c.in_flight_driving += 1;
+        }
+        self.in_flight.insert(req.id, (req, now));
+        Some(req)
+    }
+}
+
+impl<P: Policy, H: Heuristic<P>> Scheduler for Anticipatory<P, H> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn enqueue(&mut self, req: Request, now: Nanos) {
+        self.classes.insert(req.context, req.class);
+        if req.drives_anticipation() && !req.continuation {
+            self.learn(&req, now);
+        }
+        let c = self.context(req.context);
+        if req.drives_anticipation() && req.continuation {
+            c.last_end = Some(req.end());
+        }
+        c.queued += 1;
+        if req.sync {
+            c.queued_sync += 1;
+        }
+        if req.drives_anticipation() {
+            c.queued_driving += 1;
+        }
+        if let Some(w) = self.wait.as_mut() {
+            if w.context == req.context && req.drives_anticipation() {
+                w.answered = true;
+            }
+        }
+        self.policy.enqueue(req, now);
+    }
+
+    fn complete(&mut self, id: RequestId, now: Nanos) {
+        let Some((req, dispatched)) = self.in_flight.remove(&id) else {
+            debug_assert!(false, "completion of {id}, which is not in flight");
+            return;
+        };
+        let service = now.saturating_sub(dispatched.max(self.device_free_at));
+        self.device_free_at = now;
+        self.policy.completed(&req, service, now);
+        let c = self.context(req.context);
+        c.in_flight -= 1;
+        if req.drives_anticipation() {
+            c.in_flight_driving -= 1;
+            c.last_completion = Some(now);
+        }
+        if c.exited && c.idle() {
+            self.contexts.remove(&req.context);
+            self.classes.remove(&req.context);
+        } else if req.drives_anticipation() {
+            self.last = Some(req.context);
+        }
+    }
+
+    fn poll_dispatch(&mut self, now: Nanos) -> Option<Request> {
+        if self.in_flight.len() >= self.cfg.depth {
+            return None;
+        }
+        let Some(cand) = self.policy.choose(&*self.est, now) else {
+            self.end_wait(now, false);
+            return None;
+        };
+        if let Some(w) = self.wait {
+            if now >= w.until {
+                self.end_wait(now, true);
+                return self.dispatch(cand.id, now);
+            }
+        }
+        let wait = self.evaluate(&cand, now);
+        if wait == 0 {
+            self.end_wait(now, false);
+            return self.dispatch(cand.id, now);
+        }
+        let until = self.round_to_tick(now.saturating_add(wait));
+        let Some(last) = self.last else {
+            // Unreachable: `evaluate` answers 0 without a last context.
+            return self.dispatch(cand.id, now);
+        };
+        match self.wait.as_mut() {
+            // Never re-armed: a later evaluation can only bring the timeout closer.
+            Some(w) => {
+                w.until = w.until.min(until);
+                if w.context != last {
+                    w.context = last;
+                    w.answered = false;
+                }
+            }
+            None => {
+                self.counters.waits += 1;
+                self.wait = Some(Wait {
+                    until,
+                    since: now,
+                    context: last,
+                    answered: false,
+                });
+            }
+        }
+        None
+    }
+
+    fn poll_timeout(&self) -> Option<Nanos> {
+        if self.in_flight.len() >= self.cfg.depth {
+            return None;
+        }
+        let w = self.wait?;
+        // The policy may change its mind by itself (a request reaching its age bound);
+        // re-evaluate then, since the heuristic may no longer want to wait.
+        Some(match self.policy.next_change() {
+            Some(t) => w.until.min(t),
+            None => w.until,
+        })
+    }
+
+    fn context_exited(&mut self, ctx: ContextId, _now: Nanos) {
+        if let Some(c) = self.contexts.get_mut(&ctx) {
+            c.exited = true;
+            if c.idle() {
+                self.contexts.remove(&ctx);
+                self.classes.remove(&ctx);
+            }
+        }
+        if self.last == Some(ctx) {
+            self.last = None;
+        }
+    }
+
+    fn set_class_weight(&mut self, class: ClassId, weight: u32) {
+        self.policy.set_class_weight(class, weight);
+    }
+
+    fn pending(&self) -> usize {
+        self.policy.len()
+    }
+
+    fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    fn anticipation(&self) -> AnticipationStats {
+        self.counters
+    }
+}

@@ -1,0 +1,144 @@
+//! Base scheduling policies. Each one only orders requests: none of them knows anticipation
+//! exists (section 3 of the paper: "the original disk scheduler, which implements the
+//! scheduling policy and is unaware of anticipatory scheduling"). The anticipation core
+//! ([`crate::Anticipatory`]) wraps any of them.
+//!
+//! | policy | orders by |
+//! |---|---|
+//! | [`Fcfs`] (`noop`) | arrival |
+//! | [`Sstf`] | seek distance from the head |
+//! | [`Clook`] | one-way sweep up the disk, then back to the lowest request |
+//! | [`Look`] | sweep up, then down (the elevator) |
+//! | [`Sptf`] | estimated positioning time |
+//! | [`AgedSptf`] | positioning time, unless a request has waited past the age bound |
+//! | [`Stride`] | smallest virtual clock among classes (service time / weight) |
+//! | [`Yfq`] | smallest finish tag among classes (sectors / weight) |
+//! | [`Lottery`] | a draw weighted by the classes' weights |
+//! | [`RelaxedStride`] | SPTF among the classes within `tau` of the smallest virtual clock |
+
+mod classes;
+mod fcfs;
+mod lottery;
+mod scan;
+mod sptf;
+mod stride;
+mod yfq;
+
+pub use classes::DEFAULT_REJOIN_AFTER;
+pub use fcfs::Fcfs;
+pub use lottery::Lottery;
+pub use scan::{Clook, Look, Sstf};
+pub use sptf::{AgedSptf, Sptf, DEFAULT_AGE_BOUND};
+pub use stride::{RelaxedStride, Stride, DEFAULT_TAU};
+pub use yfq::Yfq;
+
+use crate::estimator::PositionEstimator;
+use crate::request::{ClassId, Nanos, Request, RequestId};
+
+/// A base policy: holds pending requests and picks the next one.
+///
+/// The anticipation core may call [`choose`](Self::choose) several times before it
+/// [`dispatch`](Self::dispatch)es (each arrival during a wait asks again), so `choose` must not
+/// consume anything it cannot give back.
+pub trait Policy: Send {
+    /// A request arrives.
+    fn enqueue(&mut self, req: Request, now: Nanos);
+
+    /// The request this policy would send to the device now, left in place.
+    fn choose(&mut self, est: &dyn PositionEstimator, now: Nanos) -> Option<Request>;
+
+    /// Removes and returns request `id`, which [`choose`](Self::choose) returned. Returns `None`
+    /// only if the policy does not hold it (a driver bug, never a normal outcome).
+    fn dispatch(&mut self, id: RequestId, now: Nanos) -> Option<Request>;
+
+    /// The device finished `req`, which kept it busy for `service`.
+    fn completed(&mut self, _req: &Request, _service: Nanos, _now: Nanos) {}
+
+    /// Number of requests held.
+    fn len(&self) -> usize;
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A time at which [`choose`](Self::choose) may answer differently with nothing else
+    /// happening (a request reaching its age bound). The core wakes up for it while waiting.
+    fn next_change(&self) -> Option<Nanos> {
+        None
+    }
+
+    /// Weight for proportional sharing; policies that do not share by class ignore it.
+    fn set_class_weight(&mut self, _class: ClassId, _weight: u32) {}
+}
+
+/// What Aged-SPTF exposes to its anticipation heuristic.
+pub trait Aging {
+    /// Whether the last [`Policy::choose`] was decided by aging: it picked a request past its
+    /// age bound, which stays the choice whatever else arrives.
+    fn aging_overrode(&self) -> bool;
+}
+
+/// What proportional-share policies expose to their anticipation heuristic (section 3.4):
+/// virtual clocks that measure the service each class received relative to its weight.
+pub trait VirtualClocks {
+    /// The class's virtual clock, if the policy knows the class.
+    fn class_clock(&self, class: ClassId) -> Option<u64>;
+    /// The smallest virtual clock among classes with pending requests (the paper's *minclock*).
+    fn min_pending_clock(&self) -> Option<u64>;
+    /// Requests the class has pending.
+    fn class_pending(&self, class: ClassId) -> usize;
+    /// How far above *minclock* a class may run and still be served (tau for relaxed Stride,
+    /// 0 for the strict policies).
+    fn relaxation(&self) -> u64 {
+        0
+    }
+}
+
+/// Index of the request with the smallest estimated positioning time, ties to the oldest.
+/// This is the whole of SPTF; it is linear in the number of requests, which the benchmark
+/// `dispatch_decision` checks stays the cost of a decision.
+pub(crate) fn shortest_positioning<'a>(
+    reqs: impl Iterator<Item = &'a Request>,
+    est: &dyn PositionEstimator,
+    now: Nanos,
+) -> Option<Request> {
+    let mut best: Option<(Nanos, Nanos, RequestId, &Request)> = None;
+    for r in reqs {
+        let key = (est.positioning_time(r, now), r.issued, r.id);
+        if best.is_none_or(|(t, i, id, _)| key < (t, i, id)) {
+            best = Some((key.0, key.1, key.2, r));
+        }
+    }
+    best.map(|(_, _, _, r)| *r)
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use crate::estimator::SeekDistanceEstimator;
+    use crate::request::{ClassId, ContextId, Nanos, Op, Request, RequestId};
+
+    pub fn req(id: u64, ctx: u32, sector: u64, issued: Nanos) -> Request {
+        Request {
+            id: RequestId(id),
+            context: ContextId(ctx),
+            class: ClassId(ctx),
+            op: Op::Read,
+            sector,
+            sectors: 128,
+            sync: true,
+            issued,
+            continuation: false,
+        }
+    }
+
+    pub fn head_at(sector: u64) -> SeekDistanceEstimator {
+        use crate::estimator::PositionEstimator;
+        let mut e = SeekDistanceEstimator::new();
+        if sector > 0 {
+            let mut r = req(u64::MAX, 0, sector, 0);
+            r.sectors = 0;
+            e.dispatched(&r, 0);
+        }
+        e
+    }
+}

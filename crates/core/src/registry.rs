@@ -1,0 +1,697 @@
+//! Every scheduler antsched has, its tunables with their defaults, and a builder from a SPEC.
+//!
+//! The names are the contract of DESIGN.md: the work-conserving base policies (`noop`, `sstf`,
+//! `clook`, `look`, `sptf`, `aged-sptf`, `stride`, `yfq`, `lottery`, `stride-relaxed`) and their
+//! anticipatory forms (`as-...`), each the same policy wrapped by the anticipation core with the
+//! heuristic the paper gives for it.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::anticipation::{Anticipatory, CoreConfig};
+use crate::estimator::{
+    CurveEstimator, PositionEstimator, PositioningCurve, SeekDistanceEstimator,
+};
+use crate::heuristic::{
+    AgedSptfRule, ClookRule, Combination, Heuristic, NeverWait, Proportional, SptfRule,
+};
+use crate::policy::{
+    AgedSptf, Clook, Fcfs, Look, Lottery, Policy, RelaxedStride, Sptf, Sstf, Stride, Yfq,
+};
+use crate::request::Nanos;
+use crate::scheduler::Scheduler;
+use crate::spec::{format_duration, parse_duration, Spec, SpecError};
+use crate::stats::StatsConfig;
+
+/// Makes a fresh exact estimator (a replica of the device model). Supplied by drivers that own
+/// a device model: the simulator and the emulated runtime.
+pub type ExactEstimatorFactory = Arc<dyn Fn() -> Box<dyn PositionEstimator> + Send + Sync>;
+
+/// What a driver supplies to build schedulers.
+#[derive(Clone, Default)]
+pub struct BuildEnv {
+    /// Seed for randomized policies, unless the SPEC gives one.
+    pub seed: u64,
+    /// The exact estimator, where a device model is known.
+    pub exact: Option<ExactEstimatorFactory>,
+}
+
+/// How a tunable's value is read and checked.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TunableKind {
+    /// A duration with a unit; `positive` forbids 0.
+    Duration { positive: bool },
+    /// A real number in `[min, max]`.
+    Real { min: f64, max: f64 },
+    /// An integer in `[min, max]`.
+    Integer { min: u64, max: u64 },
+    /// `auto`, `exact`, `seek`, or the path of a positioning-curve JSON file.
+    Estimator,
+}
+
+/// One tunable: the name users type, its default (as they would type it) and what it does.
+#[derive(Clone, Copy, Debug)]
+pub struct TunableInfo {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub help: &'static str,
+    pub kind: TunableKind,
+}
+
+/// One scheduler of the catalog.
+#[derive(Clone, Debug)]
+pub struct SchedulerInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub tunables: Vec<&'static TunableInfo>,
+}
+
+/// A parsed tunable value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Duration(Nanos),
+    Real(f64),
+    Integer(u64),
+    Estimator(EstimatorChoice),
+}
+
+/// Which positioning-time estimator a scheduler uses.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EstimatorChoice {
+    /// Exact where the driver has a device model, else seek distance.
+    Auto,
+    Exact,
+    Seek,
+    Curve(String),
+}
+
+/// The tunables of one build: defaults overridden by the SPEC.
+#[derive(Clone, Debug)]
+pub struct Tunables {
+    scheduler: String,
+    values: HashMap<&'static str, Value>,
+}
+
+impl Tunables {
+    fn get(&self, name: &str) -> Option<&Value> {
+        self.values.get(name)
+    }
+
+    /// A duration tunable. Panics only if the catalog names it with another kind, which the
+    /// registry's own tests rule out.
+    pub fn duration(&self, name: &str) -> Nanos {
+        match self.get(name) {
+            Some(Value::Duration(v)) => *v,
+            other => unreachable!("tunable {name} is not a duration: {other:?}"),
+        }
+    }
+
+    pub fn real(&self, name: &str) -> f64 {
+        match self.get(name) {
+            Some(Value::Real(v)) => *v,
+            other => unreachable!("tunable {name} is not a real: {other:?}"),
+        }
+    }
+
+    pub fn integer(&self, name: &str) -> u64 {
+        match self.get(name) {
+            Some(Value::Integer(v)) => *v,
+            other => unreachable!("tunable {name} is not an integer: {other:?}"),
+        }
+    }
+
+    /// Whether the SPEC or the defaults hold `name` (for tunables without a fixed default).
+    pub fn has(&self, name: &str) -> bool {
+        self.values.contains_key(name)
+    }
+
+    pub fn scheduler(&self) -> &str {
+        &self.scheduler
+    }
+
+    /// The estimator this build uses.
+    pub fn estimator(&self, env: &BuildEnv) -> Result<Box<dyn PositionEstimator>, SpecError> {
+        let choice = match self.get("estimator") {
+            Some(Value::Estimator(c)) => c.clone(),
+            _ => EstimatorChoice::Auto,
+        };
+        Ok(match (choice, &env.exact) {
+            (EstimatorChoice::Auto | EstimatorChoice::Exact, Some(exact)) => exact(),
+            (EstimatorChoice::Auto | EstimatorChoice::Seek, _) => Box::new(SeekDistanceEstimator::new()),
+            (EstimatorChoice::Exact, None) => {
+                return Err(SpecError::Build {
+                    scheduler: self.scheduler.clone(),
+                    message: "estimator=exact needs a device model, and this device has none; \
+                              use estimator=seek or estimator=CURVE.json (from `antsched calibrate`)"
+                        .into(),
+                })
+            }
+            (EstimatorChoice::Curve(path), _) => {
+                let curve = PositioningCurve::load(Path::new(&path)).map_err(|e| SpecError::Build {
+                    scheduler: self.scheduler.clone(),
+                    message: e.to_string(),
+                })?;
+                Box::new(CurveEstimator::new(curve))
+            }
+        })
+    }
+
+    fn core_config(&self) -> CoreConfig {
+        CoreConfig {
+            depth: self.integer("depth") as usize,
+            stats: StatsConfig {
+                bucket: self.duration("think_bucket"),
+                buckets: self.integer("think_buckets") as usize,
+                think_decay: self.real("think_decay"),
+                average_decay: self.real("average_decay"),
+            },
+            timer_tick: self.duration("timer_tick"),
+        }
+    }
+}
+
+fn parse_value(kind: TunableKind, raw: &str) -> Result<Value, String> {
+    match kind {
+        TunableKind::Duration { positive } => {
+            let d = parse_duration(raw)?;
+            if positive && d == 0 {
+                return Err("a duration above 0".into());
+            }
+            Ok(Value::Duration(d))
+        }
+        TunableKind::Real { min, max } => match raw.parse::<f64>() {
+            Ok(v) if v.is_finite() && v >= min && v <= max => Ok(Value::Real(v)),
+            _ => Err(format!("a number from {min} to {max}")),
+        },
+        TunableKind::Integer { min, max } => match raw.parse::<u64>() {
+            Ok(v) if v >= min && v <= max => Ok(Value::Integer(v)),
+            _ => Err(format!("an integer from {min} to {max}")),
+        },
+        TunableKind::Estimator => Ok(Value::Estimator(match raw {
+            "auto" => EstimatorChoice::Auto,
+            "exact" => EstimatorChoice::Exact,
+            "seek" => EstimatorChoice::Seek,
+            "" => return Err("auto, exact, seek, or the path of a curve JSON file".into()),
+            path => EstimatorChoice::Curve(path.to_string()),
+        })),
+    }
+}
+
+macro_rules! tunable {
+    ($id:ident, $name:literal, $default:literal, $kind:expr, $help:literal) => {
+        pub static $id: TunableInfo = TunableInfo {
+            name: $name,
+            default: $default,
+            help: $help,
+            kind: $kind,
+        };
+    };
+}
+
+/// The tunables of antsched's own schedulers.
+pub mod tunables {
+    use super::{TunableInfo, TunableKind};
+
+    const DURATION: TunableKind = TunableKind::Duration { positive: false };
+    const POSITIVE: TunableKind = TunableKind::Duration { positive: true };
+
+    tunable!(
+        DEPTH,
+        "depth",
+        "1",
+        TunableKind::Integer { min: 1, max: 1024 },
+        "requests the device accepts at once (1: an IDE disk without tagged queueing)"
+    );
+    tunable!(ESTIMATOR, "estimator", "auto", TunableKind::Estimator,
+        "positioning-time estimator: exact (the device model), seek (distance), CURVE.json (calibrated), auto (exact where known)");
+    tunable!(
+        THINK_BUCKET,
+        "think_bucket",
+        "500us",
+        POSITIVE,
+        "width of one think-time histogram bucket"
+    );
+    tunable!(
+        THINK_BUCKETS,
+        "think_buckets",
+        "30",
+        TunableKind::Integer {
+            min: 1,
+            max: 10_000
+        },
+        "number of think-time buckets; think times are capped at their span (15 ms)"
+    );
+    tunable!(
+        THINK_DECAY,
+        "think_decay",
+        "0.9",
+        TunableKind::Real { min: 0.0, max: 1.0 },
+        "every think-time bucket is multiplied by this on each new request"
+    );
+    tunable!(AVERAGE_DECAY, "average_decay", "0.74", TunableKind::Real { min: 0.0, max: 1.0 },
+        "decay of the expected positioning time, seek distance and direction (0.74 forgets 95% in 10 requests)");
+    tunable!(
+        WAIT_SLACK,
+        "wait_slack",
+        "0",
+        DURATION,
+        "wait this much past the 95th-percentile think time (the thesis's implementation: 1ms)"
+    );
+    tunable!(
+        TIMER_TICK,
+        "timer_tick",
+        "0",
+        DURATION,
+        "granularity of the wait timer; 0 is exact, the paper's i8254 ticked every 500us"
+    );
+    tunable!(
+        AGE_BOUND,
+        "age_bound",
+        "1s",
+        DURATION,
+        "a request pending this long overrules the SPTF choice"
+    );
+    tunable!(BACKWARD_THRESHOLD, "backward_threshold", "0.8", TunableKind::Real { min: 0.0, max: 1.0 },
+        "C-LOOK rule: do not wait for a forward candidate if the last context seeks backward with more than this probability");
+    tunable!(
+        THINK_THRESHOLD,
+        "think_threshold",
+        "3ms",
+        DURATION,
+        "proportional rule: wait only for a context whose median think time is below this"
+    );
+    tunable!(
+        TAU,
+        "tau",
+        "1s",
+        DURATION,
+        "relaxed Stride: classes within tau of the smallest virtual clock may be served"
+    );
+    tunable!(
+        REJOIN_AFTER,
+        "rejoin_after",
+        "15ms",
+        DURATION,
+        "a class silent this long has left; it returns at the system virtual time"
+    );
+    tunable!(
+        SEED,
+        "seed",
+        "run seed",
+        TunableKind::Integer {
+            min: 0,
+            max: u64::MAX
+        },
+        "seed of the lottery draws (default: the run's --seed)"
+    );
+}
+
+use tunables::*;
+
+const ANTICIPATION: &[&TunableInfo] = &[
+    &THINK_BUCKET,
+    &THINK_BUCKETS,
+    &THINK_DECAY,
+    &AVERAGE_DECAY,
+    &WAIT_SLACK,
+    &TIMER_TICK,
+];
+
+/// The policy-specific tunables of each base policy.
+fn policy_tunables(policy: &str) -> Vec<&'static TunableInfo> {
+    match policy {
+        "sptf" => vec![&ESTIMATOR],
+        "aged-sptf" => vec![&ESTIMATOR, &AGE_BOUND],
+        "stride" => vec![&REJOIN_AFTER],
+        "lottery" => vec![&SEED, &REJOIN_AFTER],
+        "stride-relaxed" => vec![&ESTIMATOR, &TAU, &REJOIN_AFTER],
+        _ => vec![],
+    }
+}
+
+/// (base policy, summary) of antsched's own schedulers, and (anticipatory name, base, heuristic
+/// tunables, summary) of their anticipatory forms.
+const BASE: &[(&str, &str)] = &[
+    ("noop", "first come, first served"),
+    ("sstf", "shortest seek (sector distance) first"),
+    (
+        "clook",
+        "C-LOOK: one-way sweep up the disk, then back to the lowest request",
+    ),
+    ("look", "LOOK: the elevator, sweeping up and down"),
+    ("sptf", "shortest positioning time first"),
+    (
+        "aged-sptf",
+        "SPTF with a bound on how long a request may wait",
+    ),
+    (
+        "stride",
+        "Stride: the class with the smallest virtual clock (service time / weight)",
+    ),
+    ("yfq", "YFQ: start-time fair queueing on sectors / weight"),
+    (
+        "lottery",
+        "Lottery: a seeded draw weighted by the classes' weights",
+    ),
+    (
+        "stride-relaxed",
+        "Stride relaxed by tau, with SPTF among the classes within tau of the smallest clock",
+    ),
+];
+
+const ANTICIPATORY: &[(&str, &str, &str)] = &[
+    (
+        "as-sptf",
+        "sptf",
+        "SPTF + the cost-benefit heuristic (section 3.3)",
+    ),
+    (
+        "as-aged-sptf",
+        "aged-sptf",
+        "Aged-SPTF + cost-benefit, never waiting when aging overrode SPTF (3.3)",
+    ),
+    (
+        "as-clook",
+        "clook",
+        "C-LOOK + cost-benefit with the backward-seek rule (3.3)",
+    ),
+    (
+        "as-stride",
+        "stride",
+        "Stride + the proportional-share heuristic (3.4)",
+    ),
+    (
+        "as-yfq",
+        "yfq",
+        "YFQ + the proportional-share heuristic (3.4)",
+    ),
+    (
+        "as-lottery",
+        "lottery",
+        "Lottery + the proportional-share heuristic (3.4)",
+    ),
+    (
+        "as-stride-combo",
+        "stride-relaxed",
+        "relaxed Stride + the combination heuristic (3.5)",
+    ),
+];
+
+fn heuristic_tunables(name: &str) -> Vec<&'static TunableInfo> {
+    match name {
+        "as-sptf" | "as-aged-sptf" => vec![&WAIT_SLACK],
+        "as-clook" => vec![&ESTIMATOR, &BACKWARD_THRESHOLD],
+        "as-stride" | "as-yfq" | "as-lottery" => vec![&ESTIMATOR, &THINK_THRESHOLD],
+        "as-stride-combo" => vec![&THINK_THRESHOLD],
+        _ => vec![],
+    }
+}
+
+/// Every scheduler with its tunables and defaults.
+pub fn catalog() -> Vec<SchedulerInfo> {
+    let mut out = Vec::new();
+    for &(name, summary) in BASE {
+        let mut t: Vec<&'static TunableInfo> = vec![&DEPTH];
+        t.extend(policy_tunables(name));
+        out.push(SchedulerInfo {
+            name,
+            summary,
+            tunables: t,
+        });
+    }
+    for &(name, base, summary) in ANTICIPATORY {
+        let mut t: Vec<&'static TunableInfo> = vec![&DEPTH];
+        for x in policy_tunables(base)
+            .into_iter()
+            .chain(heuristic_tunables(name))
+        {
+            if !t.iter().any(|y| y.name == x.name) {
+                t.push(x);
+            }
+        }
+        for x in ANTICIPATION {
+            if !t.iter().any(|y| y.name == x.name) {
+                t.push(x);
+            }
+        }
+        out.push(SchedulerInfo {
+            name,
+            summary,
+            tunables: t,
+        });
+    }
+    out
+}
+
+/// Every tunable any scheduler has, for defaults.
+fn all_tunables() -> impl Iterator<Item = &'static TunableInfo> {
+    catalog().into_iter().flat_map(|s| s.tunables)
+}
+
+/// Checks a SPEC against the catalog and returns the scheduler's tunables with defaults
+/// applied. Tunables whose default is not a value (`seed`) are left out unless given.
+pub fn resolve(spec: &Spec) -> Result<Tunables, SpecError> {
+    let cat = catalog();
+    let Some(info) = cat.iter().find(|s| s.name == spec.name) else {
+        return Err(SpecError::UnknownScheduler {
+            name: spec.name.clone(),
+            valid: cat.iter().map(|s| s.name.to_string()).collect(),
+        });
+    };
+    let mut values = HashMap::new();
+    for t in all_tunables() {
+        if let Ok(v) = parse_value(t.kind, t.default) {
+            values.entry(t.name).or_insert(v);
+        }
+    }
+    for (key, raw) in &spec.params {
+        let Some(t) = info.tunables.iter().find(|t| t.name == key) else {
+            return Err(SpecError::UnknownTunable {
+                scheduler: spec.name.clone(),
+                key: key.clone(),
+                valid: info.tunables.iter().map(|t| t.name.to_string()).collect(),
+            });
+        };
+        let v = parse_value(t.kind, raw).map_err(|expected| SpecError::BadValue {
+            scheduler: spec.name.clone(),
+            key: key.clone(),
+            value: raw.clone(),
+            expected,
+        })?;
+        values.insert(t.name, v);
+    }
+    Ok(Tunables {
+        scheduler: spec.name.clone(),
+        values,
+    })
+}
+
+/// Builds the scheduler a SPEC names.
+pub fn build(spec: &str, env: &BuildEnv) -> Result<Box<dyn Scheduler>, SpecError> {
+    let spec = Spec::parse(spec)?;
+    let t = resolve(&spec)?;
+    build_ours(&spec.name, &t, env)
+}
+
+fn wrap<P, H>(
+    name: &str,
+    policy: P,
+    heuristic: H,
+    t: &Tunables,
+    env: &BuildEnv,
+) -> Result<Box<dyn Scheduler>, SpecError>
+where
+    P: Policy + 'static,
+    H: Heuristic<P> + 'static,
+{
+    let est = t.estimator(env)?;
+    Ok(Box::new(Anticipatory::new(
+        name,
+        policy,
+        heuristic,
+        est,
+        t.core_config(),
+    )))
+}
+
+fn build_ours(name: &str, t: &Tunables, env: &BuildEnv) -> Result<Box<dyn Scheduler>, SpecError> {
+    let sptf = SptfRule {
+        slack: t.duration("wait_slack"),
+    };
+    let proportional = Proportional {
+        think_threshold: t.duration("think_threshold"),
+        slack: t.duration("wait_slack"),
+    };
+    let age = t.duration("age_bound");
+    let rejoin = t.duration("rejoin_after");
+    let seed = if t.has("seed") {
+        t.integer("seed")
+    } else {
+        env.seed
+    };
+    let tau = t.duration("tau");
+    match name {
+        "noop" => wrap(name, Fcfs::new(), NeverWait, t, env),
+        "sstf" => wrap(name, Sstf::new(), NeverWait, t, env),
+        "clook" => wrap(name, Clook::new(), NeverWait, t, env),
+        "look" => wrap(name, Look::new(), NeverWait, t, env),
+        "sptf" => wrap(name, Sptf::new(), NeverWait, t, env),
+        "aged-sptf" => wrap(name, AgedSptf::new(age), NeverWait, t, env),
+        "stride" => wrap(name, Stride::new(rejoin), NeverWait, t, env),
+        "yfq" => wrap(name, Yfq::new(), NeverWait, t, env),
+        "lottery" => wrap(name, Lottery::new(seed, rejoin), NeverWait, t, env),
+        "stride-relaxed" => wrap(name, RelaxedStride::new(tau, rejoin), NeverWait, t, env),
+        "as-sptf" => wrap(name, Sptf::new(), sptf, t, env),
+        "as-aged-sptf" => wrap(name, AgedSptf::new(age), AgedSptfRule { sptf }, t, env),
+        "as-clook" => wrap(
+            name,
+            Clook::new(),
+            ClookRule {
+                sptf,
+                backward_threshold: t.real("backward_threshold"),
+            },
+            t,
+            env,
+        ),
+        "as-stride" => wrap(name, Stride::new(rejoin), proportional, t, env),
+        "as-yfq" => wrap(name, Yfq::new(), proportional, t, env),
+        "as-lottery" => wrap(name, Lottery::new(seed, rejoin), proportional, t, env),
+        "as-stride-combo" => wrap(
+            name,
+            RelaxedStride::new(tau, rejoin),
+            Combination { sptf, proportional },
+            t,
+            env,
+        ),
+        other => Err(SpecError::Build {
+            scheduler: other.into(),
+            message: "listed in the catalog but has no builder".into(),
+        }),
+    }
+}
+
+/// Formats a default for display, e.g. in `antsched schedulers`.
+pub fn describe_default(t: &TunableInfo) -> String {
+    match parse_value(t.kind, t.default) {
+        Ok(Value::Duration(d)) => format_duration(d),
+        _ => t.default.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::heuristic::{DEFAULT_BACKWARD_THRESHOLD, DEFAULT_THINK_THRESHOLD};
+    use crate::policy::{DEFAULT_AGE_BOUND, DEFAULT_REJOIN_AFTER, DEFAULT_TAU};
+
+    #[test]
+    fn every_catalog_entry_builds_with_its_defaults() {
+        let env = BuildEnv::default();
+        for s in catalog() {
+            let sched = build(s.name, &env).unwrap_or_else(|e| panic!("{}: {e}", s.name));
+            assert_eq!(sched.name(), s.name);
+        }
+    }
+
+    #[test]
+    fn the_names_of_design_md_are_all_there() {
+        let names: Vec<_> = catalog().iter().map(|s| s.name).collect();
+        for n in [
+            "noop",
+            "sstf",
+            "clook",
+            "look",
+            "sptf",
+            "aged-sptf",
+            "stride",
+            "yfq",
+            "lottery",
+            "stride-relaxed",
+            "as-sptf",
+            "as-aged-sptf",
+            "as-clook",
+            "as-stride",
+            "as-yfq",
+            "as-lottery",
+            "as-stride-combo",
+        ] {
+            assert!(names.contains(&n), "{n} missing");
+        }
+    }
+
+    #[test]
+    fn displayed_defaults_are_the_code_defaults() {
+        let t = resolve(&Spec::parse("as-stride-combo").unwrap()).unwrap();
+        let stats = StatsConfig::default();
+        assert_eq!(t.duration("think_bucket"), stats.bucket);
+        assert_eq!(t.integer("think_buckets") as usize, stats.buckets);
+        assert_eq!(t.real("think_decay"), stats.think_decay);
+        assert_eq!(t.real("average_decay"), stats.average_decay);
+        assert_eq!(t.duration("tau"), DEFAULT_TAU);
+        assert_eq!(t.duration("think_threshold"), DEFAULT_THINK_THRESHOLD);
+        assert_eq!(t.duration("rejoin_after"), DEFAULT_REJOIN_AFTER);
+        assert_eq!(t.duration("age_bound"), DEFAULT_AGE_BOUND);
+        assert_eq!(t.real("backward_threshold"), DEFAULT_BACKWARD_THRESHOLD);
+        assert_eq!(t.integer("depth"), 1);
+    }
+
+    #[test]
+    fn unknown_names_and_tunables_list_the_valid_ones() {
+        let env = BuildEnv::default();
+        let e = build("as-foo", &env).err().unwrap();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("as-foo") && msg.contains("as-aged-sptf") && msg.contains("noop"),
+            "{msg}"
+        );
+        let e = build("as-stride:slice_idle=8ms", &env)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("slice_idle") && e.contains("think_threshold") && e.contains("rejoin_after"),
+            "{e}"
+        );
+        let e = build("as-stride:tau=1s", &env).err().unwrap().to_string();
+        assert!(e.contains("no tunable \"tau\""), "{e}");
+    }
+
+    #[test]
+    fn bad_values_say_what_is_expected() {
+        let env = BuildEnv::default();
+        let e = build("aged-sptf:age_bound=100", &env)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("age_bound") && e.contains("no unit"), "{e}");
+        let e = build("as-clook:backward_threshold=1.5", &env)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("from 0 to 1"), "{e}");
+        let e = build("sptf:depth=0", &env).err().unwrap().to_string();
+        assert!(e.contains("integer from 1"), "{e}");
+        let e = build("as-sptf:estimator=/nonexistent/curve.json", &env)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("/nonexistent/curve.json"), "{e}");
+        let e = build("sptf:estimator=exact", &env)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("needs a device model"), "{e}");
+    }
+
+    #[test]
+    fn tunables_reach_the_scheduler() {
+        let env = BuildEnv::default();
+        assert!(build(
+            "as-aged-sptf:age_bound=100ms,timer_tick=500us,depth=4",
+            &env
+        )
+        .is_ok());
+        assert!(build("lottery:seed=42", &env).is_ok());
+    }
+}

@@ -1,0 +1,220 @@
+//! Per-context statistics the anticipation heuristics learn from (section 3.3 of the paper,
+//! appendix II of the thesis).
+//!
+//! Two kinds of estimate are kept for each context:
+//! - a decayed **think-time histogram**, read at its median (the expected think time, the
+//!   "cost" side of the SPTF heuristic) and its 95th percentile (how long to wait);
+//! - decayed **averages** of the positioning time between the context's consecutive requests,
+//!   of their seek distance, and of the fraction of forward seeks (used by C-LOOK).
+//!
+//! Both forget fast on purpose: assumption #2 of the paper (section 3.1) is only that a
+//! context's locality and think time change *slowly*, so the estimates must track them.
+
+use crate::request::{Nanos, US};
+
+/// Shape of the think-time histogram and decay of the averages. The defaults are the paper's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StatsConfig {
+    /// Width of one histogram bucket (500 us).
+    pub bucket: Nanos,
+    /// Number of buckets (30); think times are capped at `bucket * buckets` (15 ms).
+    pub buckets: usize,
+    /// Every bucket is multiplied by this on each new sample (0.9).
+    pub think_decay: f64,
+    /// `x = decay * x + (1 - decay) * sample` for the averages (0.74: forgets 95% in 10 samples).
+    pub average_decay: f64,
+}
+
+impl Default for StatsConfig {
+    fn default() -> Self {
+        Self {
+            bucket: 500 * US,
+            buckets: 30,
+            think_decay: 0.9,
+            average_decay: 0.74,
+        }
+    }
+}
+
+impl StatsConfig {
+    /// The longest think time the histogram distinguishes (15 ms by default). Longer think
+    /// times are recorded as this: the heuristics only care that they are long.
+    pub fn think_cap(&self) -> Nanos {
+        self.bucket * self.buckets as Nanos
+    }
+}
+
+/// A decayed frequency table of think times.
+#[derive(Clone, Debug)]
+pub struct ThinkTimeHistogram {
+    counts: Vec<f64>,
+    total: f64,
+    samples: u64,
+}
+
+impl ThinkTimeHistogram {
+    pub fn new(cfg: &StatsConfig) -> Self {
+        Self {
+            counts: vec![0.0; cfg.buckets],
+            total: 0.0,
+            samples: 0,
+        }
+    }
+
+    /// Records one think time: decay every bucket, then count the sample.
+    pub fn record(&mut self, think: Nanos, cfg: &StatsConfig) {
+        for c in &mut self.counts {
+            *c *= cfg.think_decay;
+        }
+        let i = ((think / cfg.bucket) as usize).min(cfg.buckets - 1);
+        self.counts[i] += 1.0;
+        // Recomputing the total instead of decaying it keeps rounding from drifting.
+        self.total = self.counts.iter().sum();
+        self.samples += 1;
+    }
+
+    /// Samples recorded so far.
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    /// The think time below which a fraction `q` of the decayed mass lies, interpolated
+    /// linearly inside the bucket where it falls. `None` before the first sample.
+    pub fn quantile(&self, q: f64, cfg: &StatsConfig) -> Option<Nanos> {
+        if self.samples == 0 || self.total <= 0.0 {
+            return None;
+        }
+        let target = q.clamp(0.0, 1.0) * self.total;
+        let mut below = 0.0;
+        for (i, &c) in self.counts.iter().enumerate() {
+            if c > 0.0 && below + c >= target {
+                let within = ((target - below) / c).clamp(0.0, 1.0);
+                let t = (i as f64 + within) * cfg.bucket as f64;
+                return Some(t.round() as Nanos);
+            }
+            below += c;
+        }
+        Some(cfg.think_cap())
+    }
+
+    /// The expected think time: the median (section 3.3).
+    pub fn median(&self, cfg: &StatsConfig) -> Option<Nanos> {
+        self.quantile(0.5, cfg)
+    }
+
+    /// The think time within which a request arrives with 95% probability: how long to wait.
+    pub fn p95(&self, cfg: &StatsConfig) -> Option<Nanos> {
+        self.quantile(0.95, cfg)
+    }
+}
+
+/// `x = d * x + (1 - d) * sample`, started at the first sample.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DecayedAverage {
+    value: Option<f64>,
+}
+
+impl DecayedAverage {
+    pub fn record(&mut self, sample: f64, decay: f64) {
+        self.value = Some(match self.value {
+            None => sample,
+            Some(x) => decay * x + (1.0 - decay) * sample,
+        });
+    }
+
+    pub fn get(&self) -> Option<f64> {
+        self.value
+    }
+}
+
+/// Everything the heuristics know about one context's behaviour.
+#[derive(Clone, Debug)]
+pub struct ContextStats {
+    pub think: ThinkTimeHistogram,
+    /// Expected positioning time between the context's consecutive requests, in ns.
+    pub positioning: DecayedAverage,
+    /// Expected seek distance between the context's consecutive requests, in sectors.
+    pub seek_distance: DecayedAverage,
+    /// Probability that the context's next request lies at or beyond its previous one.
+    pub forward: DecayedAverage,
+}
+
+impl ContextStats {
+    pub fn new(cfg: &StatsConfig) -> Self {
+        Self {
+            think: ThinkTimeHistogram::new(cfg),
+            positioning: DecayedAverage::default(),
+            seek_distance: DecayedAverage::default(),
+            forward: DecayedAverage::default(),
+        }
+    }
+
+    /// Records a new request's placement relative to the context's previous one.
+    pub fn record_locality(
+        &mut self,
+        positioning: Nanos,
+        from_end: u64,
+        to: u64,
+        cfg: &StatsConfig,
+    ) {
+        let d = cfg.average_decay;
+        self.positioning.record(positioning as f64, d);
+        self.seek_distance.record(from_end.abs_diff(to) as f64, d);
+        self.forward
+            .record(if to >= from_end { 1.0 } else { 0.0 }, d);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::MS;
+
+    #[test]
+    fn histogram_has_thirty_buckets_of_500us_capped_at_15ms() {
+        let cfg = StatsConfig::default();
+        assert_eq!(cfg.think_cap(), 15 * MS);
+        let mut h = ThinkTimeHistogram::new(&cfg);
+        h.record(100 * MS, &cfg);
+        // A think time beyond the cap lands in the last bucket.
+        assert!(h.median(&cfg).unwrap() >= 14_500 * US);
+        assert!(h.p95(&cfg).unwrap() <= 15 * MS);
+    }
+
+    #[test]
+    fn histogram_decays_old_samples_by_0_9_per_request() {
+        let cfg = StatsConfig::default();
+        let mut h = ThinkTimeHistogram::new(&cfg);
+        for _ in 0..50 {
+            h.record(10 * MS, &cfg);
+        }
+        for _ in 0..10 {
+            h.record(200 * US, &cfg);
+        }
+        // After ten new samples the old mass is 0.9^10 = 35% of its value, the new mass is
+        // 1 - 0.9^10 = 65% of a full column: the median has moved to the new think time.
+        assert!(h.median(&cfg).unwrap() < 500 * US);
+        // But the 95th percentile still sees the old behaviour.
+        assert!(h.p95(&cfg).unwrap() >= 10 * MS);
+    }
+
+    #[test]
+    fn median_and_p95_interpolate_within_a_bucket() {
+        let cfg = StatsConfig::default();
+        let mut h = ThinkTimeHistogram::new(&cfg);
+        h.record(1200 * US, &cfg); // bucket [1000, 1500)
+        assert_eq!(h.median(&cfg), Some(1250 * US));
+        assert_eq!(h.p95(&cfg), Some(1475 * US));
+    }
+
+    #[test]
+    fn decayed_average_forgets_95_percent_in_ten_samples() {
+        let mut a = DecayedAverage::default();
+        a.record(100.0, 0.74);
+        for _ in 0..10 {
+            a.record(0.0, 0.74);
+        }
+        let left = a.get().unwrap();
+        assert!(left < 5.0 && left > 4.0, "{left}");
+    }
+}
