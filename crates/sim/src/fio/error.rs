@@ -98,10 +98,10 @@ pub enum ErrorKind {
     },
 
     /// A line such as `=4k` that has a value but no option name.
-    #[error("`{line}` has no option name before `=`; write `option=value`")]
+    #[error("`{text}` has no option name before `=`; write `option=value`")]
     MissingOptionName {
-        /// The line as written.
-        line: String,
+        /// The line as written (comments removed).
+        text: String,
     },
 
     /// fio's `include FILE` directive.

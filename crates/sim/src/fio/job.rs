@@ -606,20 +606,19 @@ fn check(job: &Job, origin: &str) -> Result<(), FioError> {
                 .into(),
         ));
     }
-    if job.is_device() {
-        for option in ["filesize", "antsched_disk_offset", "antsched_extent"] {
-            if job.line_of(option).is_some() {
-                let FileTarget::Device(path) = &job.filename else {
-                    break;
-                };
-                return Err(conflict(
-                    option,
-                    format!(
-                        "describes a file's size or place on the disk, but filename={path} is \
-                         the disk itself; use `offset=` and `size=` to choose the region"
-                    ),
-                ));
-            }
+    if let FileTarget::Device(path) = &job.filename {
+        let placement = ["filesize", "antsched_disk_offset", "antsched_extent"];
+        if let Some(option) = placement
+            .into_iter()
+            .find(|option| job.line_of(option).is_some())
+        {
+            return Err(conflict(
+                option,
+                format!(
+                    "describes a file's size or place on the disk, but filename={path} is the \
+                     disk itself; use `offset=` and `size=` to choose the region"
+                ),
+            ));
         }
     }
     if job.cgroup_weight.is_some() && job.cgroup.is_none() {

@@ -73,7 +73,7 @@ pub(crate) fn lex<'a>(text: &'a str, origin: &str) -> Result<Vec<Item<'a>>, FioE
                 origin,
                 line,
                 ErrorKind::MissingOptionName {
-                    line: content.to_owned(),
+                    text: content.to_owned(),
                 },
             ));
         }

@@ -43,8 +43,8 @@
 //! compatibility quirk, which antsched follows so both read a file alike: with that default the
 //! IEC forms are powers of 1000 (`1kib` = 1000, `1gib` = 10^9). Times are whole numbers with an
 //! optional unit `ns`, `us`/`usec`, `ms`/`msec`, `s`/`sec`, `m`/`min` (minutes), `h`, `d`;
-//! without one, fio's default unit for the option applies. See the `value` module source for
-//! the details.
+//! without one, fio's default unit for the option applies. `crates/sim/src/fio/value.rs` has the
+//! details.
 //!
 //! # Options
 //!
