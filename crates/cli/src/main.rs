@@ -4,7 +4,11 @@
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "antsched", version, about = "Anticipatory disk scheduling: simulated, emulated and real")]
+#[command(
+    name = "antsched",
+    version,
+    about = "Anticipatory disk scheduling: simulated, emulated and real"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -158,7 +158,9 @@ impl PositioningCurve {
     /// Checks the invariants the interpolation relies on.
     pub fn validate(&self) -> Result<(), String> {
         if self.points.is_empty() {
-            return Err("\"points\" is empty; give at least one {\"distance\", \"time_us\"}".into());
+            return Err(
+                "\"points\" is empty; give at least one {\"distance\", \"time_us\"}".into(),
+            );
         }
         for (i, p) in self.points.iter().enumerate() {
             if !p.time_us.is_finite() || p.time_us < 0.0 {
@@ -276,8 +278,9 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("points[1].distance"), "{err}");
-        let err = PositioningCurve::from_json(r#"{"points": [{"distance": 5, "time_us": -1}]}"#, "z")
-            .unwrap_err();
+        let err =
+            PositioningCurve::from_json(r#"{"points": [{"distance": 5, "time_us": -1}]}"#, "z")
+                .unwrap_err();
         assert!(err.to_string().contains("points[0].time_us"), "{err}");
         let err = PositioningCurve::from_json("{\n  \"pts\": []}", "w.json").unwrap_err();
         assert!(err.to_string().contains("line 2"), "{err}");
