@@ -1,0 +1,1 @@
+//! Positioning-time curves.
