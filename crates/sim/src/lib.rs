@@ -7,13 +7,67 @@
 //! file-system effects the paper depends on (read-ahead, request splitting), the metrics of a
 //! run, and the experiments of the paper. Everything here is deterministic for a given seed.
 //!
-//! What is here so far:
+//! ## The pieces
 //!
 //! - [`fio`]: the workload description. Users write workloads as fio job files, so the same file
 //!   runs simulated (`antsched sim`), emulated (`antsched run`) and for real (`fio` itself);
 //!   [`fio::parse`] turns one into a typed [`fio::JobFile`], with errors that name the line.
+//! - [`workload`]: places the job file's files on the disk ([`layout`]) and makes one issuer per
+//!   job clone, with its class.
+//! - [`issuer`]: what an issuer does next (offsets, reads or writes, think times).
+//! - [`cache`]: the page cache's read-ahead and delayed writes.
+//! - [`engine`]: the event loop on virtual nanoseconds; the scheduler decides, the device
+//!   ([`device`]) serves.
+//! - [`report`]: what a run reports, in the JSON shape other tools read.
 //!
-//! The simulator proper (event queue, contexts, device, metrics) builds on that model.
+//! [`simulate`] runs one job file under one scheduler on one device model.
 #![forbid(unsafe_code)]
 
+pub mod cache;
+pub mod device;
+pub mod engine;
 pub mod fio;
+pub mod issuer;
+pub mod layout;
+pub mod report;
+pub mod workload;
+
+use std::sync::Arc;
+
+use antsched_core::{BuildEnv, PositionEstimator};
+use antsched_disk::DeviceModel;
+
+pub use device::SharedDevice;
+pub use report::RunReport;
+
+/// Why a simulation could not run. Every variant names what and where.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error(transparent)]
+    Fio(#[from] fio::FioError),
+    #[error(transparent)]
+    Spec(#[from] antsched_core::SpecError),
+}
+
+/// Runs `jobs` under the scheduler `spec` on `disk` (a fresh model: it is consumed), with
+/// `seed` for every random choice. Same inputs, same report (but for the wall-clock speed).
+pub fn simulate(
+    jobs: &fio::JobFile,
+    disk: Box<dyn DeviceModel>,
+    spec: &str,
+    seed: u64,
+) -> Result<RunReport, SimError> {
+    let device = SharedDevice::new(disk);
+    let workload = workload::compile(jobs, device.capacity_sectors(), seed)?;
+    let exact = device.clone();
+    let env = BuildEnv {
+        seed,
+        exact: Some(Arc::new(move || {
+            Box::new(exact.estimator()) as Box<dyn PositionEstimator>
+        })),
+    };
+    let sched = antsched_core::build(spec, &env)?;
+    let mut report = engine::Simulation::new(jobs, &workload, sched, device)?.run()?;
+    report.seed = seed;
+    Ok(report)
+}

@@ -1,0 +1,587 @@
+//! The discrete-event loop: issuers think and issue, the scheduler decides, the device serves.
+//!
+//! Time is virtual nanoseconds. Events at one instant run in the order they were scheduled,
+//! and the scheduler is asked what to dispatch after every event. A completion is handled, and
+//! the scheduler decides, *before* the issuer that waited for it issues its next request, even
+//! with zero think time: that ordering is deceptive idleness (section 2 of the paper), and the
+//! reason anticipation exists.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::Instant;
+
+use antsched_core::{ClassId, ContextId, Nanos, Op, Request, RequestId, Scheduler};
+use hdrhistogram::Histogram;
+use rustc_hash::FxHashMap;
+
+use crate::cache::{Dirty, ReadAhead};
+use crate::device::SharedDevice;
+use crate::fio::{IoEngine, Job, JobFile};
+use crate::issuer::{AppIo, Cursor};
+use crate::report::{latency_histogram, AnticipationReport, ContextReport, Latency, RunReport, SimSpeed};
+use crate::workload::Workload;
+use crate::SimError;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    /// An issuer may issue its next I/O.
+    Issue(usize),
+    /// The device finished a request.
+    Complete(RequestId),
+    /// The scheduler's timeout, valid if its generation is still the armed one.
+    Timer(u64),
+    /// The write-back daemon wakes up.
+    Flush,
+}
+
+/// Why a disk request exists.
+#[derive(Debug)]
+enum Purpose {
+    /// Part of an application I/O (index into the app-I/O slab).
+    App(usize),
+    /// Read-ahead for an issuer; application I/Os that found it in flight wait on it.
+    Prefetch { issuer: usize, waiters: Vec<usize> },
+    /// Write-back of an issuer's dirty data.
+    Writeback { issuer: usize, bytes: u64 },
+}
+
+#[derive(Debug)]
+struct AppState {
+    issuer: usize,
+    bytes: u64,
+    issued: Nanos,
+    /// Disk requests (or write-back progress) it still waits for.
+    waiting: u32,
+}
+
+/// An issuer as it runs.
+struct Run {
+    ctx: ContextId,
+    class: ClassId,
+    cursor: Cursor,
+    ra: ReadAhead,
+    dirty: Dirty,
+    outstanding: u32,
+    depth: u32,
+    /// It will issue nothing more.
+    done: bool,
+    finished: bool,
+    /// `time_based` without `runtime`: runs as long as the others do.
+    endless: bool,
+    deadline: Option<Nanos>,
+    /// Buffered writes waiting for dirty space.
+    blocked: Vec<usize>,
+    bytes: u64,
+    ios: u64,
+    busy: Nanos,
+    latency: Histogram<u64>,
+}
+
+/// One simulation run. Build with [`Simulation::new`], run with [`Simulation::run`].
+pub struct Simulation<'a> {
+    jobs: &'a JobFile,
+    workload: &'a Workload,
+    sched: Box<dyn Scheduler>,
+    device: SharedDevice,
+    now: Nanos,
+    queue: BinaryHeap<Reverse<(Nanos, u64, Event)>>,
+    seq: u64,
+    armed: Option<(Nanos, u64)>,
+    generation: u64,
+    runs: Vec<Run>,
+    /// Issuers that keep the run going and have not finished.
+    live: usize,
+    requests: FxHashMap<RequestId, (Purpose, Option<usize>)>,
+    apps: Vec<Option<AppState>>,
+    free_apps: Vec<usize>,
+    next_request: u64,
+    next_context: u32,
+    writeback: Option<(ContextId, ClassId)>,
+    flush_pending: bool,
+    flush_interval: Nanos,
+    stop: Option<Nanos>,
+    pieces: Vec<(u64, u32)>,
+    // Measurements.
+    busy: Nanos,
+    busy_until: Nanos,
+    writeback_busy: Nanos,
+    writeback_bytes: u64,
+    disk_requests: u64,
+    last_completion: Nanos,
+}
+
+fn buffered_write(job: &Job) -> bool {
+    job.rw.writes() && (!job.direct || job.ioengine == IoEngine::Mmap)
+}
+
+impl<'a> Simulation<'a> {
+    pub fn new(
+        jobs: &'a JobFile,
+        workload: &'a Workload,
+        sched: Box<dyn Scheduler>,
+        device: SharedDevice,
+    ) -> Result<Self, SimError> {
+        let mut sched = sched;
+        for c in &workload.classes {
+            sched.set_class_weight(c.id, c.weight);
+        }
+        let mut next_context = 0;
+        let mut runs = Vec::new();
+        for issuer in &workload.issuers {
+            let job = &jobs.jobs[issuer.job];
+            let endless = job.time_based && job.runtime_ns.is_none();
+            runs.push(Run {
+                ctx: ContextId(next_context),
+                class: issuer.class,
+                cursor: Cursor::new(job, issuer),
+                ra: ReadAhead::default(),
+                dirty: Dirty::default(),
+                outstanding: 0,
+                depth: if job.ioengine.is_synchronous() { 1 } else { job.iodepth.max(1) },
+                done: false,
+                finished: false,
+                endless,
+                deadline: job.runtime_ns,
+                blocked: Vec::new(),
+                bytes: 0,
+                ios: 0,
+                busy: 0,
+                latency: latency_histogram(),
+            });
+            next_context += 1;
+        }
+        let live = runs.iter().filter(|r| !r.endless).count();
+        if live == 0 && !runs.is_empty() {
+            let job = &jobs.jobs[workload.issuers[0].job];
+            return Err(jobs
+                .error_at(job, "time_based", "every job is time_based without a runtime, so the run would never end: add runtime=")
+                .into());
+        }
+        let writers: Vec<&Job> = workload
+            .issuers
+            .iter()
+            .map(|i| &jobs.jobs[i.job])
+            .filter(|j| buffered_write(j))
+            .collect();
+        let writeback = (!writers.is_empty()).then(|| {
+            let ctx = ContextId(next_context);
+            next_context += 1;
+            (ctx, ClassId(workload.classes.len() as u32))
+        });
+        let flush_interval = writers.iter().map(|j| j.writeback_interval_ns).min().unwrap_or(0).max(1);
+        // The run ends at the latest runtime if every issuer has one.
+        let stop = runs
+            .iter()
+            .map(|r| r.deadline)
+            .collect::<Option<Vec<_>>>()
+            .and_then(|d| d.into_iter().max());
+        Ok(Self {
+            jobs,
+            workload,
+            sched,
+            device,
+            now: 0,
+            queue: BinaryHeap::new(),
+            seq: 0,
+            armed: None,
+            generation: 0,
+            runs,
+            live,
+            requests: FxHashMap::default(),
+            apps: Vec::new(),
+            free_apps: Vec::new(),
+            next_request: 0,
+            next_context,
+            writeback,
+            flush_pending: false,
+            flush_interval,
+            stop,
+            pieces: Vec::new(),
+            busy: 0,
+            busy_until: 0,
+            writeback_busy: 0,
+            writeback_bytes: 0,
+            disk_requests: 0,
+            last_completion: 0,
+        })
+    }
+
+    fn job(&self, issuer: usize) -> &'a Job {
+        &self.jobs.jobs[self.workload.issuers[issuer].job]
+    }
+
+    fn at(&mut self, t: Nanos, e: Event) {
+        self.seq += 1;
+        self.queue.push(Reverse((t, self.seq, e)));
+    }
+
+    /// Runs to the end and reports.
+    pub fn run(mut self) -> Result<RunReport, SimError> {
+        let wall = Instant::now();
+        for i in 0..self.runs.len() {
+            self.at(0, Event::Issue(i));
+        }
+        while self.live > 0 {
+            let Some(Reverse((t, _, e))) = self.queue.pop() else { break };
+            if self.stop.is_some_and(|s| t > s) {
+                break;
+            }
+            debug_assert!(t >= self.now, "time moves forward");
+            self.now = t;
+            match e {
+                Event::Issue(i) => self.issue(i),
+                Event::Complete(id) => self.complete(id),
+                Event::Timer(g) => {
+                    if self.armed.is_some_and(|(_, a)| a == g) {
+                        self.armed = None;
+                    }
+                }
+                Event::Flush => self.flush(),
+            }
+            self.drive();
+        }
+        Ok(self.report(wall.elapsed().as_secs_f64()))
+    }
+
+    /// Asks the scheduler for dispatches and arms its timer.
+    fn drive(&mut self) {
+        while let Some(r) = self.sched.poll_dispatch(self.now) {
+            self.dispatch(r);
+        }
+        match self.sched.poll_timeout() {
+            Some(t) if self.armed.map(|(a, _)| a) != Some(t) => {
+                self.generation += 1;
+                self.armed = Some((t, self.generation));
+                let g = self.generation;
+                self.at(t.max(self.now), Event::Timer(g));
+            }
+            Some(_) => {}
+            None => self.armed = None,
+        }
+    }
+
+    fn dispatch(&mut self, r: Request) {
+        let c = self.device.submit(&r, self.now);
+        self.disk_requests += 1;
+        let service = c.finish - c.start;
+        if c.finish > self.busy_until {
+            self.busy += c.finish - c.start.max(self.busy_until);
+            self.busy_until = c.finish;
+        }
+        match self.requests.get(&r.id).and_then(|(_, owner)| *owner) {
+            Some(i) => self.runs[i].busy += service,
+            None => self.writeback_busy += service,
+        }
+        self.at(c.finish, Event::Complete(r.id));
+    }
+
+    /// Sends one run of pieces to the scheduler; returns how many requests it made.
+    #[allow(clippy::too_many_arguments)]
+    fn send(&mut self, ctx: ContextId, class: ClassId, op: Op, sync: bool, owner: Option<usize>, purpose: impl Fn(&mut Self, RequestId) -> Purpose) -> u32 {
+        let pieces = std::mem::take(&mut self.pieces);
+        for (k, &(sector, sectors)) in pieces.iter().enumerate() {
+            self.next_request += 1;
+            let id = RequestId(self.next_request);
+            let p = purpose(self, id);
+            self.requests.insert(id, (p, owner));
+            self.sched.enqueue(
+                Request {
+                    id,
+                    context: ctx,
+                    class,
+                    op,
+                    sector,
+                    sectors,
+                    sync,
+                    issued: self.now,
+                    continuation: k > 0,
+                },
+                self.now,
+            );
+        }
+        let n = pieces.len() as u32;
+        self.pieces = pieces;
+        self.pieces.clear();
+        n
+    }
+
+    fn issue(&mut self, i: usize) {
+        let job = self.job(i);
+        if self.runs[i].deadline.is_some_and(|d| self.now >= d) {
+            self.runs[i].done = true;
+        }
+        while !self.runs[i].done && self.runs[i].outstanding < self.runs[i].depth {
+            match self.runs[i].cursor.next(job) {
+                Some(io) => self.start(i, io),
+                None => self.runs[i].done = true,
+            }
+            if job.ioengine.is_synchronous() {
+                break;
+            }
+        }
+        self.check_finished(i);
+    }
+
+    fn alloc_app(&mut self, a: AppState) -> usize {
+        match self.free_apps.pop() {
+            Some(k) => {
+                self.apps[k] = Some(a);
+                k
+            }
+            None => {
+                self.apps.push(Some(a));
+                self.apps.len() - 1
+            }
+        }
+    }
+
+    /// Starts application I/O `io` of issuer `i`.
+    fn start(&mut self, i: usize, io: AppIo) {
+        let job = self.job(i);
+        let region = *self.runs[i].cursor.region(io.region);
+        let file = self.workload.layout.file(region.file).clone();
+        let (ctx, class) = (self.runs[i].ctx, self.runs[i].class);
+        let app = self.alloc_app(AppState {
+            issuer: i,
+            bytes: io.len,
+            issued: self.now,
+            waiting: 0,
+        });
+        self.runs[i].outstanding += 1;
+        let sync = job.ioengine.is_synchronous();
+        let end = io.offset + io.len;
+        let mut waiting = 0;
+        match io.op {
+            Op::Read if job.readahead_applies() => {
+                let plan = self.runs[i].ra.plan(
+                    io.region,
+                    io.offset,
+                    io.len,
+                    file.sector_of(io.offset),
+                    file.sector_of(end - 1) + 1,
+                    file.run_end(end - 1),
+                    region.start + region.len,
+                    job.readahead,
+                );
+                if let Some((s, e)) = plan.missing {
+                    file.runs(s, e - s, job.split, &mut self.pieces);
+                    waiting += self.send(ctx, class, Op::Read, sync, Some(i), |_, _| Purpose::App(app));
+                }
+                for id in plan.wait_for {
+                    if let Some((Purpose::Prefetch { waiters, .. }, _)) = self.requests.get_mut(&id) {
+                        waiters.push(app);
+                        waiting += 1;
+                    }
+                }
+                if let Some((s, e)) = plan.prefetch {
+                    // One prefetch request per piece, each remembered with its file range.
+                    let mut at = s;
+                    while at < e {
+                        let piece_end = (at + job.split).min(e);
+                        file.runs(at, piece_end - at, job.split, &mut self.pieces);
+                        let (ps, pe) = (at, piece_end);
+                        self.send(ctx, class, Op::Read, false, Some(i), |sim, id| {
+                            sim.runs[i].ra.prefetching(ps, pe, id);
+                            Purpose::Prefetch { issuer: i, waiters: Vec::new() }
+                        });
+                        at = piece_end;
+                    }
+                }
+            }
+            Op::Write if buffered_write(job) => {
+                file.runs(io.offset, io.len, u64::MAX, &mut self.pieces);
+                for k in 0..self.pieces.len() {
+                    let (s, n) = self.pieces[k];
+                    self.runs[i].dirty.add(s, u64::from(n));
+                }
+                self.pieces.clear();
+                if !self.flush_pending {
+                    self.flush_pending = true;
+                    let t = self.now + self.flush_interval;
+                    self.at(t, Event::Flush);
+                }
+                if self.runs[i].dirty.held() > job.dirty_limit {
+                    self.runs[i].blocked.push(app);
+                    waiting += 1;
+                }
+            }
+            op => {
+                file.runs(io.offset, io.len, job.split, &mut self.pieces);
+                waiting += self.send(ctx, class, op, sync, Some(i), |_, _| Purpose::App(app));
+            }
+        }
+        if waiting == 0 {
+            self.finish_app(app);
+        } else if let Some(a) = self.apps[app].as_mut() {
+            a.waiting = waiting;
+        }
+    }
+
+    /// One of the things application I/O `app` waits for arrived.
+    fn arrived(&mut self, app: usize) {
+        let Some(a) = self.apps[app].as_mut() else { return };
+        a.waiting -= 1;
+        if a.waiting == 0 {
+            self.finish_app(app);
+        }
+    }
+
+    fn finish_app(&mut self, app: usize) {
+        let Some(a) = self.apps[app].take() else { return };
+        self.free_apps.push(app);
+        let i = a.issuer;
+        let job = self.job(i);
+        let counted = self.stop.is_none_or(|s| self.now <= s);
+        let r = &mut self.runs[i];
+        r.outstanding -= 1;
+        if counted {
+            r.bytes += a.bytes;
+            r.ios += 1;
+            self.last_completion = self.last_completion.max(self.now);
+            let us = ((self.now - a.issued) / 1_000).max(1);
+            let _ = r.latency.record(us.min(r.latency.high()));
+        }
+        let think = r.cursor.think_after_completion(job);
+        if job.context_per_file && r.outstanding == 0 && r.cursor.file_passed() {
+            // This process has read its file and exits; the next file is read by a new one.
+            self.sched.context_exited(r.ctx, self.now);
+            r.ctx = ContextId(self.next_context);
+            r.ra = ReadAhead::default();
+            self.next_context += 1;
+        }
+        let t = self.now + think + job.issue_delay_ns;
+        self.at(t, Event::Issue(i));
+    }
+
+    fn check_finished(&mut self, i: usize) {
+        let r = &mut self.runs[i];
+        if r.done && r.outstanding == 0 && !r.finished {
+            r.finished = true;
+            self.sched.context_exited(r.ctx, self.now);
+            if !r.endless {
+                self.live -= 1;
+            }
+        }
+    }
+
+    fn complete(&mut self, id: RequestId) {
+        self.sched.complete(id, self.now);
+        let Some((purpose, _)) = self.requests.remove(&id) else { return };
+        match purpose {
+            Purpose::App(app) => self.arrived(app),
+            Purpose::Prefetch { issuer, waiters } => {
+                self.runs[issuer].ra.arrived(id);
+                for w in waiters {
+                    self.arrived(w);
+                }
+            }
+            Purpose::Writeback { issuer, bytes } => {
+                self.writeback_bytes += bytes;
+                let limit = self.job(issuer).dirty_limit;
+                let r = &mut self.runs[issuer];
+                r.dirty.in_flight -= bytes;
+                let mut wake = Vec::new();
+                while r.dirty.held() <= limit {
+                    match r.blocked.pop() {
+                        Some(app) => wake.push(app),
+                        None => break,
+                    }
+                }
+                for app in wake {
+                    self.arrived(app);
+                }
+            }
+        }
+    }
+
+    /// The write-back daemon: writes out all dirty data, in disk order, as asynchronous writes.
+    fn flush(&mut self) {
+        self.flush_pending = false;
+        let Some((ctx, class)) = self.writeback else { return };
+        for i in 0..self.runs.len() {
+            if self.runs[i].dirty.bytes == 0 {
+                continue;
+            }
+            let split = self.job(i).split;
+            for (sector, sectors) in self.runs[i].dirty.take() {
+                let mut at = 0;
+                while at < sectors {
+                    let n = (sectors - at).min(split / 512).max(1);
+                    self.pieces.push((sector + at, n as u32));
+                    let bytes = n * 512;
+                    self.send(ctx, class, Op::Write, false, None, |_, _| Purpose::Writeback { issuer: i, bytes });
+                    at += n;
+                }
+            }
+        }
+        let writers_left = self
+            .runs
+            .iter()
+            .enumerate()
+            .any(|(i, r)| !r.finished && buffered_write(self.job(i)));
+        if writers_left {
+            self.flush_pending = true;
+            let t = self.now + self.flush_interval;
+            self.at(t, Event::Flush);
+        }
+    }
+
+    fn report(self, wall_s: f64) -> RunReport {
+        let end = self.stop.unwrap_or(self.last_completion).max(1);
+        let secs = end as f64 / 1e9;
+        let total_bytes: u64 = self.runs.iter().map(|r| r.bytes).sum();
+        let total_busy: Nanos = self.runs.iter().map(|r| r.busy).sum::<Nanos>() + self.writeback_busy;
+        let share = |b: Nanos| if total_busy == 0 { 0.0 } else { b as f64 / total_busy as f64 };
+        let mb_s = |bytes: u64| bytes as f64 / 1e6 / secs;
+        let mut contexts: Vec<ContextReport> = self
+            .runs
+            .iter()
+            .zip(&self.workload.issuers)
+            .map(|(r, iss)| ContextReport {
+                name: iss.name.clone(),
+                class: self.workload.classes[iss.class.0 as usize].name.clone(),
+                bytes: r.bytes,
+                ios: r.ios,
+                throughput_mb_s: mb_s(r.bytes),
+                share: share(r.busy),
+                byte_share: if total_bytes == 0 { 0.0 } else { r.bytes as f64 / total_bytes as f64 },
+                latency_ms: Latency::from_us(&r.latency),
+            })
+            .collect();
+        if self.writeback.is_some() {
+            contexts.push(ContextReport {
+                name: "writeback".into(),
+                class: "writeback".into(),
+                bytes: self.writeback_bytes,
+                ios: 0,
+                throughput_mb_s: mb_s(self.writeback_bytes),
+                share: share(self.writeback_busy),
+                byte_share: 0.0,
+                latency_ms: Latency::default(),
+            });
+        }
+        let a = self.sched.anticipation();
+        let busy = self.busy.min(end);
+        RunReport {
+            scheduler: self.sched.name().to_string(),
+            disk: self.device.name(),
+            seed: 0,
+            duration_s: secs,
+            bytes: total_bytes,
+            throughput_mb_s: mb_s(total_bytes),
+            utilization: busy as f64 / end as f64,
+            contexts,
+            anticipation: AnticipationReport {
+                waits: a.waits,
+                hits: a.hits,
+                timeouts: a.timeouts,
+                waited_ms: a.waited as f64 / 1e6,
+            },
+            sim: Some(SimSpeed {
+                requests: self.disk_requests,
+                wall_s,
+                requests_per_s: if wall_s > 0.0 { self.disk_requests as f64 / wall_s } else { 0.0 },
+            }),
+        }
+    }
+}
