@@ -911,10 +911,14 @@ fn build_disk(d: &Block, path_bus: f64) -> Result<HddModel, DiskSimError> {
     };
     let blk = nonneg(d, "Bulk sector transfer time")?;
     let (layout, mech) = build_model(model)?;
+    let one_cyl = mech.seek.time_ms(1);
     let params = HddParams {
         rpm: mech.rpm,
         seek: mech.seek,
         head_switch_ms: mech.head_switch,
+        // See `HddParams::head_switch_random_ms`: an unprepared head switch settles like a
+        // one-cylinder seek.
+        head_switch_random_ms: one_cyl,
         write_settle_ms: mech.settle,
         overheads,
         bus_ms_per_sector: blk.max(path_bus),
