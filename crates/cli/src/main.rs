@@ -1,6 +1,10 @@
 //! The `antsched` command. Argument parsing, tables, JSON and plots; the logic lives in the
 //! library crates.
 
+mod disk;
+mod disks;
+mod output;
+
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -15,9 +19,17 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Every built-in disk model with its key figures.
+    Disks(disks::Args),
+    /// Disk model tools (validation against measured traces).
+    Disk(disk::Args),
+}
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    match cli.command {}
+    match cli.command {
+        Command::Disks(a) => disks::run(a),
+        Command::Disk(a) => disk::run(a),
+    }
 }
