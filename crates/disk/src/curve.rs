@@ -199,11 +199,7 @@ pub fn sample_model(
             let t0: Nanos = rng.below(100_000_000);
             let c = m.submit(&DiskRequest::read(a, sectors), t0);
             let p = m.positioning_time(&DiskRequest::read(b, sectors), c.finish);
-            let dist = if b >= a + sectors as u64 {
-                b - (a + sectors as u64)
-            } else {
-                (a + sectors as u64) - b
-            };
+            let dist = b.abs_diff(a + sectors as u64);
             out.push((dist, p as f64 / 1000.0));
         }
     }

@@ -1233,3 +1233,180 @@ impl DeviceModel for HddModel {
         Box::new(self.clone())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::{Sparing, SurfaceOrder, Zone};
+
+    /// A small drive: 6,000 rpm (10 ms per revolution), 2 surfaces, two zones of 100 and 50
+    /// sectors per track, no overheads and a bus fast enough to ignore.
+    fn drive(cache: CacheParams, track_skew: u32) -> HddModel {
+        let layout = Layout::new(
+            2,
+            Sparing::None,
+            SurfaceOrder::Normal,
+            vec![
+                Zone::simple(0, 99, 100, track_skew, track_skew),
+                Zone::simple(100, 199, 50, track_skew / 2, track_skew / 2),
+            ],
+        )
+        .unwrap();
+        HddModel::new(
+            "test",
+            layout,
+            HddParams {
+                rpm: 6000.0,
+                seek: SeekCurve::Table(vec![(1, 1.0), (199, 10.0)]),
+                head_switch_ms: 0.5,
+                head_switch_random_ms: 0.0,
+                write_settle_ms: 0.0,
+                overheads: Overheads::default(),
+                bus_ms_per_sector: 1e-6,
+                cache,
+            },
+        )
+    }
+
+    fn ms(ns: Nanos) -> f64 {
+        ns as f64 / 1e6
+    }
+
+    #[test]
+    fn rereading_a_sector_at_once_costs_one_revolution() {
+        let mut d = drive(CacheParams::off(), 10);
+        let a = d.submit(&DiskRequest::read(1234, 1), 3_000_000);
+        let b = d.submit(&DiskRequest::read(1234, 1), a.finish);
+        // The sector just passed: wait for it to come round (a revolution less its own length),
+        // then read it.
+        assert!((ms(b.finish - b.start) - 10.0).abs() < 1e-3, "{:?}", b);
+        assert_eq!(b.service.seek, 0);
+        assert!((ms(b.service.rotation) - 9.9).abs() < 1e-3);
+    }
+
+    #[test]
+    fn rotation_depends_on_absolute_time_not_on_idle() {
+        // The platter keeps turning while idle: the same request issued half a revolution
+        // later waits half a revolution less (or more).
+        let d = drive(CacheParams::off(), 10);
+        let r = DiskRequest::read(50, 1);
+        let p0 = d.positioning_time(&r, 0);
+        let p1 = d.positioning_time(&r, 2_500_000);
+        assert!((ms(p0) - 5.0).abs() < 1e-3, "{p0}");
+        assert!((ms(p1) - 2.5).abs() < 1e-3, "{p1}");
+        let p2 = d.positioning_time(&r, 10_000_000);
+        assert_eq!(
+            p0, p2,
+            "a whole revolution later the platter is where it was"
+        );
+    }
+
+    #[test]
+    fn a_read_ahead_hit_costs_no_positioning() {
+        let mut cache = CacheParams::off();
+        cache.enabled = true;
+        cache.segments = 4;
+        cache.segment_sectors = 400;
+        cache.read_ahead = ReadAhead::Segment;
+        cache.max_read_ahead = 400;
+        cache.keep_request = KeepRequest::Keep;
+        let mut d = drive(cache, 10);
+        let a = d.submit(&DiskRequest::read(1000, 8), 0);
+        assert!(!a.service.cache_hit);
+        // 20 ms later the read-ahead has brought in the next blocks.
+        let b = d.submit(&DiskRequest::read(1008, 8), a.finish + 20_000_000);
+        assert!(b.service.cache_hit);
+        assert_eq!(b.service.seek + b.service.rotation, 0);
+        assert!(ms(b.finish - b.start) < 0.01);
+        assert_eq!(d.positioning_time(&DiskRequest::read(1016, 8), b.finish), 0);
+    }
+
+    #[test]
+    fn reads_ride_on_the_read_ahead_in_progress() {
+        let mut cache = CacheParams::off();
+        cache.enabled = true;
+        cache.segments = 4;
+        cache.segment_sectors = 400;
+        cache.read_ahead = ReadAhead::Segment;
+        cache.max_read_ahead = 400;
+        cache.keep_request = KeepRequest::Overwrite;
+        cache.partial_hits = true;
+        cache.almost_read_hits = true;
+        let mut d = drive(cache, 10);
+        // Sequential 50-sector reads with 0.2 ms think time stream at the media rate: 100
+        // sectors per 10 ms revolution, plus the skew at each track switch.
+        let mut t = 0;
+        let mut first = 0;
+        for i in 0..40u64 {
+            let c = d.submit(&DiskRequest::read(i * 50, 50), t);
+            if i == 0 {
+                first = c.finish;
+            }
+            t = c.finish + 200_000;
+        }
+        let per_req = ms(t - 200_000 - first) / 39.0;
+        assert!(per_req < 5.0 + 0.6, "{per_req} ms per 50 sectors");
+    }
+
+    #[test]
+    fn skews_make_a_track_switch_cheaper_than_a_revolution() {
+        // Read a whole track and 10 sectors of the next one in one request.
+        let with = {
+            let mut d = drive(CacheParams::off(), 10);
+            let c = d.submit(&DiskRequest::read(0, 110), 0);
+            c.service.transfer
+        };
+        let without = {
+            let mut d = drive(CacheParams::off(), 0);
+            let c = d.submit(&DiskRequest::read(0, 110), 0);
+            c.service.transfer
+        };
+        // 110 sectors take 11 ms of media time; with a 10-sector skew the 0.5 ms head switch
+        // costs the skew (1 ms), without skew it costs a whole revolution.
+        assert!((ms(with) - 12.0).abs() < 0.01, "with skew {}", ms(with));
+        assert!(ms(without) > 20.0, "without skew {}", ms(without));
+    }
+
+    #[test]
+    fn zone_rates_fall_inward() {
+        let d = drive(CacheParams::off(), 10);
+        assert!(d.zone_rate_mb_s(0) > d.zone_rate_mb_s(1));
+        assert!(d.zone_sustained_mb_s(0) > d.zone_sustained_mb_s(1));
+        // Transfer time of the same size grows inward.
+        let mut a = drive(CacheParams::off(), 10);
+        let mut b = drive(CacheParams::off(), 10);
+        let outer = a.submit(&DiskRequest::read(0, 40), 0).service.transfer;
+        let inner = b.submit(&DiskRequest::read(20_000, 40), 0).service.transfer;
+        assert!(inner > outer);
+    }
+
+    #[test]
+    fn write_back_completes_when_the_data_is_in_the_buffer() {
+        let mut cache = CacheParams::off();
+        cache.enabled = true;
+        cache.segments = 2;
+        cache.segment_sectors = 200;
+        cache.write_back = WriteBack::All;
+        let mut d = drive(cache.clone(), 10);
+        let w = d.submit(&DiskRequest::write(15_000, 8), 0);
+        assert!(w.service.cache_hit);
+        assert!(ms(w.finish - w.start) < 0.01);
+        // A read right after must wait for the destage (seek, rotation, write).
+        let r = d.submit(&DiskRequest::read(30, 1), w.finish);
+        assert!(ms(r.service.overhead) > 1.0, "{r:?}");
+        cache.write_back = WriteBack::Off;
+        let mut d = drive(cache, 10);
+        let w = d.submit(&DiskRequest::write(15_000, 8), 0);
+        assert!(ms(w.finish - w.start) > 1.0);
+    }
+
+    #[test]
+    fn positioning_between_is_small_for_a_sequential_successor_and_grows_with_distance() {
+        let d = drive(CacheParams::off(), 10);
+        let near = d.positioning_between(50, &DiskRequest::read(50, 8));
+        let mid = d.positioning_between(100, &DiskRequest::read(5_000, 8));
+        let far = d.positioning_between(100, &DiskRequest::read(25_000, 8));
+        assert_eq!(near, 0, "the next sector is under the head");
+        assert!(mid > near && far > 8_000_000, "{near} {mid} {far}");
+    }
+}
