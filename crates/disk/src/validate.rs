@@ -237,7 +237,6 @@ fn mean(xs: impl Iterator<Item = f64>) -> f64 {
 }
 
 /// Loads a DiskSim drive, replays its trace and compares.
-#[allow(clippy::result_large_err)] // a cold path; the error names file, line and parameter
 pub fn validate(parv: &Path, trace_path: &Path) -> Result<ValidationReport, ValidateError> {
     let mut model = crate::load_disksim(parv)?;
     let trace = read_trace(trace_path)?;

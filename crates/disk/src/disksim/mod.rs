@@ -21,12 +21,9 @@
 //! Anything else is an [`DiskSimError::UnknownParameter`] error. All errors name the file, the
 //! line and the parameter, and say what would be valid.
 
-// Errors carry file, line, parameter and a hint; they are built once on a cold path.
-#![allow(clippy::result_large_err)]
-
 pub mod parse;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use parse::{Block, Param, Pos, Statement, Value};
 
@@ -39,19 +36,19 @@ use crate::seek::SeekCurve;
 pub enum DiskSimError {
     #[error("cannot read {}{}: {message}", path.display(), included_from.as_ref().map(|p| format!(" (sourced at {p})")).unwrap_or_default())]
     Io {
-        path: PathBuf,
+        path: Box<Path>,
         included_from: Option<String>,
         message: String,
     },
     #[error("{}:{line}: syntax error: {message}", file.display())]
     Syntax {
-        file: PathBuf,
+        file: Box<Path>,
         line: usize,
         message: String,
     },
     #[error("{}:{line}: unknown parameter `{param}` in a `{block}` block; valid parameters there are: {valid}", file.display())]
     UnknownParameter {
-        file: PathBuf,
+        file: Box<Path>,
         line: usize,
         block: String,
         param: String,
@@ -59,14 +56,14 @@ pub enum DiskSimError {
     },
     #[error("{}:{line}: unknown block type `{block}`; valid top-level blocks are: {valid}", file.display())]
     UnknownBlock {
-        file: PathBuf,
+        file: Box<Path>,
         line: usize,
         block: String,
         valid: String,
     },
     #[error("{}:{line}: parameter `{param}`: {value} is not valid; expected {expected}", file.display())]
     BadValue {
-        file: PathBuf,
+        file: Box<Path>,
         line: usize,
         param: String,
         value: String,
@@ -74,7 +71,7 @@ pub enum DiskSimError {
     },
     #[error("{}:{line}: parameter `{param}` = {value} is not supported by antsched's disk model ({why}); supported: {supported}", file.display())]
     Unsupported {
-        file: PathBuf,
+        file: Box<Path>,
         line: usize,
         param: String,
         value: String,
@@ -83,21 +80,21 @@ pub enum DiskSimError {
     },
     #[error("{}:{line}: the `{block}` block lacks the parameter `{param}`", file.display())]
     Missing {
-        file: PathBuf,
+        file: Box<Path>,
         line: usize,
         block: String,
         param: String,
     },
     #[error("{}:{line}: parameter `{param}` is given twice (first at line {first})", file.display())]
     Duplicate {
-        file: PathBuf,
+        file: Box<Path>,
         line: usize,
         param: String,
         first: usize,
     },
     #[error("{}:{line}: {message}", file.display())]
     Invalid {
-        file: PathBuf,
+        file: Box<Path>,
         line: usize,
         message: String,
     },
@@ -106,7 +103,7 @@ pub enum DiskSimError {
 impl DiskSimError {
     fn bad(p: &Param, value: impl std::fmt::Display, expected: impl Into<String>) -> DiskSimError {
         DiskSimError::BadValue {
-            file: p.pos.file.clone(),
+            file: p.pos.file.clone().into(),
             line: p.pos.line,
             param: p.key.clone(),
             value: value.to_string(),
@@ -120,7 +117,7 @@ impl DiskSimError {
         why: impl Into<String>,
     ) -> DiskSimError {
         DiskSimError::Unsupported {
-            file: p.pos.file.clone(),
+            file: p.pos.file.clone().into(),
             line: p.pos.line,
             param: p.key.clone(),
             value: value.to_string(),
@@ -130,7 +127,7 @@ impl DiskSimError {
     }
     fn invalid(pos: &Pos, message: impl Into<String>) -> DiskSimError {
         DiskSimError::Invalid {
-            file: pos.file.clone(),
+            file: pos.file.clone().into(),
             line: pos.line,
             message: message.into(),
         }
@@ -515,7 +512,7 @@ fn check(block: &Block, table: &[(&str, Class)]) -> Result<(), DiskSimError> {
     for p in &block.params {
         let Some((_, class)) = table.iter().find(|(k, _)| *k == p.key) else {
             return Err(DiskSimError::UnknownParameter {
-                file: p.pos.file.clone(),
+                file: p.pos.file.clone().into(),
                 line: p.pos.line,
                 block: block.kind.clone(),
                 param: p.key.clone(),
@@ -524,7 +521,7 @@ fn check(block: &Block, table: &[(&str, Class)]) -> Result<(), DiskSimError> {
         };
         if let Some((_, first)) = seen.iter().find(|(k, _)| *k == p.key) {
             return Err(DiskSimError::Duplicate {
-                file: p.pos.file.clone(),
+                file: p.pos.file.clone().into(),
                 line: p.pos.line,
                 param: p.key.clone(),
                 first: *first,
@@ -556,7 +553,7 @@ fn get<'a>(b: &'a Block, key: &str) -> Result<&'a Param, DiskSimError> {
         .iter()
         .find(|p| p.key == key)
         .ok_or_else(|| DiskSimError::Missing {
-            file: b.pos.file.clone(),
+            file: b.pos.file.clone().into(),
             line: b.pos.line,
             block: b.name.clone().unwrap_or_else(|| b.kind.clone()),
             param: key.to_string(),
@@ -722,7 +719,7 @@ pub fn load_disksim(parv_path: impl AsRef<Path>) -> Result<HddModel, DiskSimErro
                 }
                 other => {
                     return Err(DiskSimError::UnknownBlock {
-                        file: b.pos.file.clone(),
+                        file: b.pos.file.clone().into(),
                         line: b.pos.line,
                         block: other.to_string(),
                         valid: TOP_BLOCKS.join(", "),
@@ -748,14 +745,14 @@ pub fn load_disksim(parv_path: impl AsRef<Path>) -> Result<HddModel, DiskSimErro
                 (0, 1) => disks[0],
                 (0, 0) => {
                     return Err(DiskSimError::Invalid {
-                        file: parv.to_path_buf(),
+                        file: parv.to_path_buf().into(),
                         line: 1,
                         message: "no `disksim_disk` block (did a `source`d .diskspecs go missing?)"
                             .into(),
                     })
                 }
                 _ => return Err(DiskSimError::Invalid {
-                    file: parv.to_path_buf(),
+                    file: parv.to_path_buf().into(),
                     line: 1,
                     message:
                         "more than one `disksim_disk` is instantiated; antsched validates one disk"
@@ -776,7 +773,7 @@ pub fn load_disksim(parv_path: impl AsRef<Path>) -> Result<HddModel, DiskSimErro
     }
     if bus_read != bus_write && bus_read.max(bus_write) > 0.0 {
         return Err(DiskSimError::Invalid {
-            file: parv.to_path_buf(),
+            file: parv.to_path_buf().into(),
             line: 1,
             message: format!(
                 "bus read and write block transfer times differ ({bus_read} vs {bus_write} ms); the model has one bus rate"
@@ -911,10 +908,14 @@ fn build_disk(d: &Block, path_bus: f64) -> Result<HddModel, DiskSimError> {
     };
     let blk = nonneg(d, "Bulk sector transfer time")?;
     let (layout, mech) = build_model(model)?;
+    let one_cyl = mech.seek.time_ms(1);
     let params = HddParams {
         rpm: mech.rpm,
         seek: mech.seek,
         head_switch_ms: mech.head_switch,
+        // See `HddParams::head_switch_random_ms`: an unprepared head switch settles like a
+        // one-cylinder seek.
+        head_switch_random_ms: one_cyl,
         write_settle_ms: mech.settle,
         overheads,
         bus_ms_per_sector: blk.max(path_bus),
@@ -1158,7 +1159,7 @@ fn int_list(p: &Param) -> Result<Vec<u64>, DiskSimError> {
             Value::Number(n) if *n >= 0.0 && n.fract() == 0.0 => out.push(*n as u64),
             other => {
                 return Err(DiskSimError::BadValue {
-                    file: pos.file.clone(),
+                    file: pos.file.clone().into(),
                     line: pos.line,
                     param: p.key.clone(),
                     value: describe(other),
@@ -1173,12 +1174,12 @@ fn int_list(p: &Param) -> Result<Vec<u64>, DiskSimError> {
 /// Reads a `.seek` file: `Seek distances measured: N`, then N lines `distance, ms`.
 pub fn read_seek_file(path: &Path, from: &Pos) -> Result<SeekCurve, DiskSimError> {
     let text = std::fs::read_to_string(path).map_err(|e| DiskSimError::Io {
-        path: path.to_path_buf(),
+        path: path.to_path_buf().into(),
         included_from: Some(from.to_string()),
         message: e.to_string(),
     })?;
     let err = |line: usize, message: String| DiskSimError::Syntax {
-        file: path.to_path_buf(),
+        file: path.to_path_buf().into(),
         line,
         message,
     };

@@ -180,7 +180,7 @@ impl Lexer {
     }
     fn err(&self, message: impl Into<String>) -> DiskSimError {
         DiskSimError::Syntax {
-            file: self.file.clone(),
+            file: self.file.clone().into(),
             line: self.line(),
             message: message.into(),
         }
@@ -220,7 +220,7 @@ pub fn parse_file(path: &Path) -> Result<Vec<Statement>, DiskSimError> {
 
 fn read(path: &Path, from: Option<&Pos>) -> Result<String, DiskSimError> {
     std::fs::read_to_string(path).map_err(|e| DiskSimError::Io {
-        path: path.to_path_buf(),
+        path: path.to_path_buf().into(),
         included_from: from.map(|p| p.to_string()),
         message: e.to_string(),
     })
@@ -252,7 +252,7 @@ fn parse_text_into(
 ) -> Result<(), DiskSimError> {
     if depth > 16 {
         return Err(DiskSimError::Syntax {
-            file: path.to_path_buf(),
+            file: path.to_path_buf().into(),
             line: 1,
             message: "`source` nested more than 16 deep (a file sources itself?)".into(),
         });
@@ -416,7 +416,7 @@ fn parse_block_body(
         }
         if key.is_empty() {
             return Err(DiskSimError::Syntax {
-                file: kpos.file,
+                file: kpos.file.into(),
                 line: kpos.line,
                 message: "a parameter has no name before `=`".into(),
             });
@@ -505,7 +505,7 @@ fn parse_value(lx: &mut Lexer, depth: usize) -> Result<Value, DiskSimError> {
             match (blocks.next(), blocks.next()) {
                 (Some(b), None) => Ok(Value::Block(b)),
                 _ => Err(DiskSimError::Syntax {
-                    file: pos.file,
+                    file: pos.file.into(),
                     line: pos.line,
                     message: format!(
                         "`source {name}` as a value must name a file that defines exactly one block"
