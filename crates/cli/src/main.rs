@@ -4,7 +4,9 @@
 mod disk;
 mod disks;
 mod output;
+mod progress;
 mod schedulers;
+mod sim;
 
 use clap::{Parser, Subcommand};
 
@@ -27,6 +29,8 @@ enum Command {
     Disks(disks::Args),
     /// Disk model tools (validation against measured traces).
     Disk(disk::Args),
+    /// Simulate a fio job file under one or more schedulers.
+    Sim(sim::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -35,5 +39,6 @@ fn main() -> anyhow::Result<()> {
         Command::Schedulers => schedulers::run(&mut std::io::stdout().lock()),
         Command::Disks(a) => disks::run(a),
         Command::Disk(a) => disk::run(a),
+        Command::Sim(a) => sim::run(a),
     }
 }

@@ -47,6 +47,47 @@ pub enum SimError {
     Fio(#[from] fio::FioError),
     #[error(transparent)]
     Spec(#[from] antsched_core::SpecError),
+    #[error(transparent)]
+    DiskSim(#[from] antsched_disk::DiskSimError),
+    #[error("unknown disk {name:?}: give a built-in model ({}) or the path of a DiskSim .parv file", valid.join(", "))]
+    UnknownDisk { name: String, valid: Vec<String> },
+}
+
+/// A device model by built-in name (`deskstar-34gxp`) or DiskSim `.parv` path.
+pub fn disk_model(name_or_path: &str) -> Result<Box<dyn DeviceModel>, SimError> {
+    if let Some(m) = antsched_disk::preset(name_or_path) {
+        return Ok(m);
+    }
+    let path = std::path::Path::new(name_or_path);
+    if path.extension().is_some_and(|e| e == "parv") || path.exists() {
+        return Ok(Box::new(antsched_disk::load_disksim(path)?));
+    }
+    Err(SimError::UnknownDisk {
+        name: name_or_path.to_string(),
+        valid: antsched_disk::presets().iter().map(|p| p.name.to_string()).collect(),
+    })
+}
+
+/// Runs `jobs` under each of `specs`, in parallel, each on a fresh copy of `disk`. `done` is
+/// called as each run finishes (for progress bars). Results come back in the order of `specs`.
+pub fn simulate_each(
+    jobs: &fio::JobFile,
+    disk: &dyn DeviceModel,
+    specs: &[String],
+    seed: u64,
+    done: &(dyn Fn() + Sync),
+) -> Vec<Result<RunReport, SimError>> {
+    use rayon::prelude::*;
+    let models: Vec<Box<dyn DeviceModel>> = specs.iter().map(|_| disk.clone_box()).collect();
+    models
+        .into_par_iter()
+        .zip(specs.par_iter())
+        .map(|(m, spec)| {
+            let r = simulate(jobs, m, spec, seed);
+            done();
+            r
+        })
+        .collect()
 }
 
 /// Runs `jobs` under the scheduler `spec` on `disk` (a fresh model: it is consumed), with

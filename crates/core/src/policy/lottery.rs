@@ -19,8 +19,10 @@ use crate::request::{ClassId, Nanos, Request, RequestId};
 pub struct Lottery {
     t: ClassTable,
     rng: ChaCha8Rng,
-    /// The winner of the current draw. It stands until a request is dispatched, so that a
-    /// re-evaluation during a wait does not redraw (which would make the wait pointless).
+    /// The winner of the current draw. It stands until a request is dispatched or a class joins
+    /// the draw: a re-evaluation during a wait must not redraw among the same classes (the
+    /// candidate would change at random), but a class that just became backlogged, often the
+    /// very one the scheduler waited for, must get its chance.
     winner: Option<ClassId>,
 }
 
@@ -52,6 +54,9 @@ impl Lottery {
 
 impl Policy for Lottery {
     fn enqueue(&mut self, req: Request, now: Nanos) {
+        if self.t.class_pending(req.class) == 0 {
+            self.winner = None;
+        }
         self.t.enqueue(req, now);
     }
 

@@ -1,0 +1,27 @@
+//! A progress bar on a terminal, nothing when output is piped.
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+pub struct Progress(ProgressBar);
+
+impl Progress {
+    pub fn new(len: u64, what: &str) -> Self {
+        // indicatif draws to stderr only when it is a terminal; piped runs stay quiet.
+        let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {elapsed}")
+                .expect("a valid template")
+                .progress_chars("=> "),
+        );
+        bar.set_message(what.to_string());
+        Self(bar)
+    }
+
+    pub fn inc(&self) {
+        self.0.inc(1);
+    }
+
+    pub fn finish(&self) {
+        self.0.finish_and_clear();
+    }
+}
