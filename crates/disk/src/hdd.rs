@@ -123,6 +123,9 @@ pub struct CacheParams {
     pub segment_sectors: u32,
     /// A segment reserved for write data (so writes do not evict read-ahead).
     pub separate_write_segment: bool,
+    /// At most this many segments hold write data (0: no limit); a write beyond it reuses the
+    /// least recently used write segment, so writes cannot flush the read-ahead of every stream.
+    pub write_segments: u32,
     pub read_ahead: ReadAhead,
     /// The next request waits until at least this many sectors were prefetched.
     pub min_read_ahead: u32,
@@ -164,6 +167,7 @@ impl CacheParams {
             segments: 0,
             segment_sectors: 0,
             separate_write_segment: false,
+            write_segments: 0,
             read_ahead: ReadAhead::Off,
             min_read_ahead: 0,
             max_read_ahead: 0,
@@ -620,6 +624,22 @@ impl HddModel {
         } else {
             self.segs.len()
         };
+        let limit = self.spec.p.cache.write_segments as usize;
+        if for_write && limit > 0 {
+            let writes = self.segs[..n].iter().filter(|s| s.valid && s.write).count();
+            if writes >= limit {
+                let mut best: Option<usize> = None;
+                for i in 0..n {
+                    let s = &self.segs[i];
+                    if s.valid && s.write && best.is_none_or(|b| s.lru < self.segs[b].lru) {
+                        best = Some(i);
+                    }
+                }
+                if let Some(b) = best {
+                    return b;
+                }
+            }
+        }
         let mut best = 0;
         for i in 0..n {
             let s = &self.segs[i];
