@@ -955,7 +955,8 @@ impl HddModel {
         let bus = self.spec.p.bus_ms_per_sector;
         let ovh = self.overhead(DiskOp::Read, partial);
         let end = lbn + n;
-        let mut b = t + ovh;
+        // Blocks cached before the prefetch started cross the bus first.
+        let mut b = t + ovh + pf.from.saturating_sub(lbn).min(n) as f64 * bus;
         let mut pos = pf.from;
         let mut last_end = pf.t;
         let w = self.walk(
