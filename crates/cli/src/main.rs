@@ -1,6 +1,9 @@
 //! The `antsched` command. Argument parsing, tables, JSON and plots; the logic lives in the
 //! library crates.
 
+mod disk;
+mod disks;
+mod output;
 mod schedulers;
 
 use clap::{Parser, Subcommand};
@@ -20,13 +23,17 @@ struct Cli {
 enum Command {
     /// List every scheduler with its tunables and their defaults.
     Schedulers,
+    /// Every built-in disk model with its key figures.
+    Disks(disks::Args),
+    /// Disk model tools (validation against measured traces).
+    Disk(disk::Args),
 }
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
     match cli.command {
-        Command::Schedulers => schedulers::run(&mut out),
+        Command::Schedulers => schedulers::run(&mut std::io::stdout().lock()),
+        Command::Disks(a) => disks::run(a),
+        Command::Disk(a) => disk::run(a),
     }
 }

@@ -1,0 +1,1468 @@
+//! The mechanical hard-disk model.
+//!
+//! [`HddModel`] serves one request at a time, like a drive with a queue depth of one. A request's
+//! life, in the order the drive lives it:
+//!
+//! 1. **Command overhead**: the firmware decodes the command and looks up its cache. DiskSim
+//!    measured this per kind of command (read or write, hit or miss, after a read or after a
+//!    write), because the firmware's paths differ; we keep the eight figures.
+//! 2. **Cache lookup**. A read whose blocks all sit in a buffer segment (because an earlier read
+//!    prefetched them, or a write left them there) needs no mechanical work at all: it only
+//!    crosses the bus. A read that continues what the drive is prefetching right now rides on that
+//!    prefetch: no seek, no rotational wait. That is why synchronous sequential reads with a
+//!    little think time between them still stream at the media rate (the paper's 21 MB/s).
+//! 3. **Positioning**: a seek (cylinders; at least a head switch if the surface changes; plus a
+//!    settling delay for writes), then the rotational wait until the first sector comes under the
+//!    head. The platter's angle is a pure function of absolute time (`now / period`), so the
+//!    wait depends on *when* the request starts: this is exactly what anticipation exploits
+//!    when it waits a little for a nearby request instead of seeking away.
+//! 4. **Media transfer**, track by track, at the zone's rate (`period / sectors per track` per
+//!    sector). Crossing to the next track costs a head switch or a one-cylinder seek, mostly hidden
+//!    by the track and cylinder skews of the layout.
+//! 5. **Bus transfer** to the host, which can overlap the media transfer: the drive reconnects
+//!    once a high-water mark of data is in its buffer and then streams at the bus rate, never
+//!    ahead of the media.
+//! 6. **After a read**, the drive goes on reading ahead into the segment while it would
+//!    otherwise idle. We do not simulate this eagerly: the prefetch is a plan (where it starts,
+//!    when, and how far it may go), and the next request works out from the elapsed time how much
+//!    of it was done, aborting the rest at a sector boundary.
+//! 7. **Writes** with write-back caching complete once their data is in the buffer; the drive
+//!    destages them in the background, and a later request that needs the mechanism waits for
+//!    that to finish. Without write-back, a write completes when its last sector is on the media.
+//!
+//! Everything is computed in milliseconds as `f64` (DiskSim's unit) and rounded to nanoseconds
+//! at the API. There is no randomness: the same requests at the same times give the same answers,
+//! so a clone replayed with the same dispatches stays identical to the original.
+
+use std::sync::Arc;
+
+use crate::layout::Layout;
+use crate::seek::SeekCurve;
+use crate::{Completion, DeviceModel, DiskOp, DiskRequest, Nanos, ServiceBreakdown};
+
+/// Per-command processing overheads, in ms (already multiplied by DiskSim's time scale).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Overheads {
+    pub read_hit_after_read: f64,
+    pub read_hit_after_write: f64,
+    pub read_miss_after_read: f64,
+    pub read_miss_after_write: f64,
+    pub write_hit_after_read: f64,
+    pub write_hit_after_write: f64,
+    pub write_miss_after_read: f64,
+    pub write_miss_after_write: f64,
+    /// Added to every command.
+    pub per_request: f64,
+    /// Before the completion message of a read / a write.
+    pub read_complete: f64,
+    pub write_complete: f64,
+}
+
+impl Overheads {
+    /// The same figure for every kind of command.
+    pub fn uniform(ms: f64) -> Overheads {
+        Overheads {
+            read_hit_after_read: ms,
+            read_hit_after_write: ms,
+            read_miss_after_read: ms,
+            read_miss_after_write: ms,
+            write_hit_after_read: ms,
+            write_hit_after_write: ms,
+            write_miss_after_read: ms,
+            write_miss_after_write: ms,
+            ..Overheads::default()
+        }
+    }
+}
+
+/// How far the drive reads ahead after a read (DiskSim's `Buffer continuous read`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadAhead {
+    Off,
+    /// To the end of the track holding the request's last sector.
+    Track,
+    /// To the end of its cylinder.
+    Cylinder,
+    /// Until the segment is full (bounded by the maximum read-ahead).
+    Segment,
+    /// To the end of the track after the request's last track when the previous read ended on
+    /// the track just before the request's (a stream is running), else to the end of the
+    /// request's last track: staying one track ahead of a sequential reader.
+    TrackAhead,
+}
+
+/// Whether prefetched data may overwrite, in the segment, the data just returned to the host
+/// (DiskSim's `Read-ahead over requested`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeepRequest {
+    /// -1: the request's data is dropped once sent; the whole segment is for read-ahead.
+    Drop,
+    /// 0: the request's data stays; read-ahead stops when the segment is full.
+    Keep,
+    /// 1: read-ahead goes on to its maximum, pushing the oldest data out of the segment.
+    Overwrite,
+}
+
+/// Write-back caching (DiskSim's `Fast write level`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteBack {
+    /// Writes complete when on the media.
+    Off,
+    /// Writes complete when in the buffer; a write that does not append to data still being
+    /// destaged waits for that destage first.
+    Sequential,
+    /// Writes complete when in the buffer; dirty data is flushed before any other media work.
+    All,
+}
+
+/// The on-board buffer/cache.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CacheParams {
+    pub enabled: bool,
+    pub segments: u32,
+    pub segment_sectors: u32,
+    /// A segment reserved for write data (so writes do not evict read-ahead).
+    pub separate_write_segment: bool,
+    /// At most this many segments hold write data (0: no limit); a write beyond it reuses the
+    /// least recently used write segment, so writes cannot flush the read-ahead of every stream.
+    pub write_segments: u32,
+    pub read_ahead: ReadAhead,
+    /// The next request waits until at least this many sectors were prefetched.
+    pub min_read_ahead: u32,
+    pub max_read_ahead: u32,
+    pub keep_request: KeepRequest,
+    /// Sectors that pass under the head during the rotational wait, just before the first
+    /// requested one, are cached too (DiskSim's `Read any free blocks`). Only with
+    /// `immediate_read`: a drive that waits for the first requested sector does not read before it.
+    pub read_any_free_blocks: bool,
+    pub write_back: WriteBack,
+    /// Zero-latency reads: start with whichever requested sector comes first under the head.
+    pub immediate_read: bool,
+    /// Zero-latency writes when destaging.
+    pub immediate_write: bool,
+    /// Sequential writes share (append to) one segment.
+    pub combine_writes: bool,
+    /// A prefetch may be aborted in the middle of a sector (else the sector is finished).
+    pub stop_prefetch_in_sector: bool,
+    /// A write aborts the read-ahead in progress.
+    pub write_stops_prefetch: bool,
+    /// Reads may hit on data left by writes.
+    pub read_hits_on_write_data: bool,
+    /// A read whose first block is about to be prefetched rides on the prefetch.
+    pub almost_read_hits: bool,
+    /// A read whose first blocks are cached transfers them at once and gets the rest from the
+    /// media (riding on the prefetch when it continues there).
+    pub partial_hits: bool,
+    /// Fraction of the request (or of the segment) buffered before the drive starts the bus
+    /// transfer of a read miss.
+    pub read_water: f64,
+    pub water_by_request: bool,
+}
+
+impl CacheParams {
+    /// No caching at all.
+    pub fn off() -> CacheParams {
+        CacheParams {
+            enabled: false,
+            segments: 0,
+            segment_sectors: 0,
+            separate_write_segment: false,
+            write_segments: 0,
+            read_ahead: ReadAhead::Off,
+            min_read_ahead: 0,
+            max_read_ahead: 0,
+            keep_request: KeepRequest::Keep,
+            read_any_free_blocks: false,
+            write_back: WriteBack::Off,
+            immediate_read: false,
+            immediate_write: false,
+            combine_writes: true,
+            stop_prefetch_in_sector: false,
+            write_stops_prefetch: true,
+            read_hits_on_write_data: false,
+            almost_read_hits: false,
+            partial_hits: false,
+            read_water: 0.0,
+            water_by_request: true,
+        }
+    }
+}
+
+/// Everything about a drive that does not change while it runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HddParams {
+    pub rpm: f64,
+    pub seek: SeekCurve,
+    pub head_switch_ms: f64,
+    /// A head switch at the start of an access (not inside a sequential transfer): the new head
+    /// arrives unprepared and settles as after a short seek. DIXtrac extracts `head_switch_ms`
+    /// from sequential transfers, where the firmware prepares the switch and the skew hides it;
+    /// DiskSim's validation traces show same-cylinder random reads costing about a
+    /// one-cylinder seek more than that figure. Importers and presets set it to the
+    /// one-cylinder seek time; 0 disables it.
+    pub head_switch_random_ms: f64,
+    /// Added to any non-zero seek before a write.
+    pub write_settle_ms: f64,
+    pub overheads: Overheads,
+    /// Bus time per 512-byte sector (the largest of the disk's, bus's and controller's).
+    pub bus_ms_per_sector: f64,
+    pub cache: CacheParams,
+}
+
+#[derive(Debug)]
+struct Spec {
+    name: String,
+    layout: Layout,
+    p: HddParams,
+    period: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Segment {
+    start: u64,
+    /// Exclusive end of valid data.
+    end: u64,
+    lru: u64,
+    valid: bool,
+    /// Holds write data.
+    write: bool,
+}
+
+/// A read-ahead in progress: a plan, evaluated lazily.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Prefetch {
+    seg: usize,
+    /// The first LBN the prefetch reads.
+    from: u64,
+    /// Exclusive LBN where it stops by itself.
+    limit: u64,
+    /// Arm position and time when it starts.
+    cyl: u32,
+    head: u32,
+    t: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct State {
+    cyl: u32,
+    head: u32,
+    /// When the last submitted request completes (host-visible).
+    busy_until: f64,
+    /// When the mechanism finishes the work already committed (a destage).
+    mech_free: f64,
+    last_read: bool,
+    /// End LBN of the track where the last read request ended (stream detection).
+    last_read_track_end: Option<u64>,
+    prefetch: Option<Prefetch>,
+    tick: u64,
+}
+
+/// A mechanical hard disk: zoned layout, seek curve, rotation from absolute time, command
+/// overheads, media and bus transfer, and an on-board segmented cache with read-ahead and
+/// write-back. See the module documentation for the life of a request.
+#[derive(Clone, Debug)]
+pub struct HddModel {
+    spec: Arc<Spec>,
+    st: State,
+    segs: Vec<Segment>,
+}
+
+/// One run of sectors transferred on one track.
+#[derive(Clone, Copy, Debug)]
+struct Piece {
+    /// Sectors in the run.
+    n: u32,
+    /// When the first of them starts passing under the head.
+    t_data: f64,
+    /// Time per sector.
+    st: f64,
+}
+
+/// Where a media access ended, and what its first positioning cost.
+#[derive(Clone, Copy, Debug)]
+struct WalkEnd {
+    cyl: u32,
+    head: u32,
+    t_end: f64,
+    seek: f64,
+    /// Rotational wait before the first data sector.
+    rot: f64,
+    /// Time the first data sector starts.
+    t_first: f64,
+    /// Sectors that passed under the head during the first rotational wait, on the target
+    /// track, just before the first requested sector (for "read any free blocks").
+    free_before: u32,
+}
+
+const EPS_SECT: f64 = 1e-6;
+
+#[inline]
+fn to_ns(ms: f64) -> Nanos {
+    if ms <= 0.0 {
+        0
+    } else {
+        (ms * 1e6).round() as Nanos
+    }
+}
+
+#[inline]
+fn to_ms(ns: Nanos) -> f64 {
+    ns as f64 / 1e6
+}
+
+impl HddModel {
+    /// Builds a drive from its layout and parameters.
+    pub fn new(name: impl Into<String>, layout: Layout, params: HddParams) -> HddModel {
+        let period = 60_000.0 / params.rpm;
+        let nsegs = if params.cache.enabled {
+            params.cache.segments.max(1) as usize
+        } else {
+            0
+        };
+        let segs = vec![
+            Segment {
+                start: 0,
+                end: 0,
+                lru: 0,
+                valid: false,
+                write: false,
+            };
+            nsegs
+        ];
+        HddModel {
+            spec: Arc::new(Spec {
+                name: name.into(),
+                layout,
+                p: params,
+                period,
+            }),
+            st: State {
+                cyl: 0,
+                head: 0,
+                busy_until: 0.0,
+                mech_free: 0.0,
+                last_read: true,
+                last_read_track_end: None,
+                prefetch: None,
+                tick: 0,
+            },
+            segs,
+        }
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &Layout {
+        &self.spec.layout
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &HddParams {
+        &self.spec.p
+    }
+
+    /// One revolution, in ms.
+    pub fn period_ms(&self) -> f64 {
+        self.spec.period
+    }
+
+    /// Media transfer rate of a zone in MB/s (10^6 bytes), not counting track switches.
+    pub fn zone_rate_mb_s(&self, zone: usize) -> f64 {
+        let spt = self.spec.layout.zones[zone].spt as f64;
+        spt * 512.0 / (self.spec.period / 1000.0) / 1e6
+    }
+
+    /// Sustained sequential rate of a zone in MB/s, counting the track and cylinder switches
+    /// (each track costs a revolution plus its skew).
+    pub fn zone_sustained_mb_s(&self, zone: usize) -> f64 {
+        let z = &self.spec.layout.zones[zone];
+        let s = self.spec.layout.surfaces as f64;
+        let spt = z.spt as f64;
+        // Per cylinder: `s` tracks of spt sectors, s-1 track skews and one cylinder skew.
+        let sectors_time = s * spt + (s - 1.0) * z.track_skew as f64 + z.cyl_skew as f64;
+        let secs = sectors_time / spt * self.spec.period / 1000.0;
+        s * spt * 512.0 / secs / 1e6
+    }
+
+    /// Mean seek time in ms over uniformly random pairs of cylinders, from the seek curve.
+    pub fn average_seek_ms(&self) -> f64 {
+        let n = self.spec.layout.max_cyl() as u64 + 1;
+        // Exact sum over distances weighted by their frequency among random pairs.
+        let mut sum = 0.0;
+        let mut w = 0.0;
+        let step = (n / 4000).max(1);
+        let mut d = 1u64;
+        while d < n {
+            let weight = 2.0 * (n - d) as f64 * step as f64;
+            sum += weight * self.spec.p.seek.time_ms(d as u32);
+            w += weight;
+            d += step;
+        }
+        // Include the zero-distance pairs (n of them, zero time).
+        w += n as f64;
+        sum / w
+    }
+
+    #[inline]
+    fn angle_sect(&self, t: f64, spt: u32) -> f64 {
+        let rev = t / self.spec.period;
+        (rev - rev.floor()) * spt as f64
+    }
+
+    /// Arm movement from (c0, h0) to (c1, h1). `streaming` is a switch in the middle of a
+    /// sequential transfer, which the firmware prepares (and the layout's skew hides); any other
+    /// head switch lands the new head cold on its track and must settle like a short seek.
+    #[inline]
+    fn seek_ms(&self, c0: u32, h0: u32, c1: u32, h1: u32, write: bool, streaming: bool) -> f64 {
+        let p = &self.spec.p;
+        let mut s = p.seek.time_ms(c0.abs_diff(c1));
+        let hs = if streaming {
+            p.head_switch_ms
+        } else {
+            p.head_switch_ms.max(p.head_switch_random_ms)
+        };
+        if h0 != h1 && hs > s {
+            s = hs;
+        }
+
+        if write && s > 0.0 {
+            s += p.write_settle_ms;
+        }
+        s
+    }
+
+    /// Walks a media access of `count` sectors from `lbn`, the arm at (`cyl`, `head`) free at
+    /// `t`. The first data sector is not transferred before `not_before`. `on_piece` sees every
+    /// run in LBN order and may stop the walk by returning false.
+    #[allow(clippy::too_many_arguments)]
+    fn walk(
+        &self,
+        cyl: u32,
+        head: u32,
+        t: f64,
+        lbn: u64,
+        count: u64,
+        write: bool,
+        immed: bool,
+        not_before: f64,
+        mut on_piece: impl FnMut(&Piece) -> bool,
+    ) -> WalkEnd {
+        let layout = &self.spec.layout;
+        let period = self.spec.period;
+        let (mut c, mut h, mut t) = (cyl, head, t);
+        let mut lbn = lbn;
+        let mut left = count;
+        let mut end = WalkEnd {
+            cyl,
+            head,
+            t_end: t,
+            seek: 0.0,
+            rot: 0.0,
+            t_first: t,
+            free_before: 0,
+        };
+        let mut first = true;
+        while left > 0 {
+            let loc = layout.locate(lbn);
+            let n = (loc.run as u64).min(left) as u32;
+            let seek = self.seek_ms(c, h, loc.pbn.cyl, loc.pbn.head, write, !first);
+            let mut ts = t + seek;
+            if first && not_before > ts {
+                ts = not_before;
+            }
+            let spt = layout.zones[loc.zone].spt;
+            let st = period / spt as f64;
+            let a = layout.sector_angle(loc.zone, loc.pbn.cyl, loc.pbn.head, loc.pbn.sector) as f64;
+            let hpos = self.angle_sect(ts, spt);
+            let mut lat = (a - hpos).rem_euclid(spt as f64);
+            if lat > spt as f64 - EPS_SECT {
+                lat = 0.0;
+            }
+            let into = spt as f64 - lat; // how far the head is past the first sector
+            let mut go_on = true;
+            if immed && n > 1 && lat > EPS_SECT && into < n as f64 - EPS_SECT {
+                // Zero-latency read: start at the first whole sector under the head, read to
+                // the end of the run, come round for the beginning.
+                let j = into.ceil().min(n as f64);
+                let t_first = ts + (j - into) * st;
+                let late = Piece {
+                    n: j as u32,
+                    t_data: t_first + (spt as f64 - j) * st,
+                    st,
+                };
+                let early = Piece {
+                    n: n - j as u32,
+                    t_data: t_first,
+                    st,
+                };
+                if first {
+                    end.seek = seek;
+                    end.rot = t_first - (t + seek);
+                    end.t_first = t_first;
+                    end.free_before = 0;
+                }
+                go_on = on_piece(&late) && on_piece(&early);
+                t = t_first + spt as f64 * st;
+            } else {
+                let t_data = ts + lat * st;
+                if first {
+                    end.seek = seek;
+                    end.rot = t_data - (t + seek);
+                    end.t_first = t_data;
+                    end.free_before = (lat.floor() as u32).min(loc.pbn.sector);
+                }
+                go_on = go_on && on_piece(&Piece { n, t_data, st });
+                t = t_data + n as f64 * st;
+            }
+            first = false;
+            c = loc.pbn.cyl;
+            h = loc.pbn.head;
+            lbn += n as u64;
+            left -= n as u64;
+            if !go_on {
+                break;
+            }
+        }
+        end.cyl = c;
+        end.head = h;
+        end.t_end = t;
+        end
+    }
+
+    /// How far the prefetch got by time `t`: the exclusive end of the data read, the arm
+    /// position, and when the mechanism is free if the prefetch is aborted at `t` (the sector
+    /// under the head is finished first).
+    fn prefetch_at(&self, pf: &Prefetch, t: f64) -> (u64, u32, u32, f64, bool) {
+        if t <= pf.t || pf.from >= pf.limit {
+            return (
+                pf.from,
+                pf.cyl,
+                pf.head,
+                t.max(pf.t).min(t),
+                pf.from < pf.limit,
+            );
+        }
+        let mut done = pf.from;
+        let mut free = t;
+        let mut active = true;
+        let mut finished = true;
+        let end = self.walk(
+            pf.cyl,
+            pf.head,
+            pf.t,
+            pf.from,
+            pf.limit - pf.from,
+            false,
+            false,
+            f64::NEG_INFINITY,
+            |p| {
+                if p.t_data + p.n as f64 * p.st <= t {
+                    done += p.n as u64;
+                    true
+                } else {
+                    if t > p.t_data {
+                        let k = ((t - p.t_data) / p.st).floor();
+                        done += k as u64;
+                        // Finish the sector in progress (aborts happen at sector boundaries).
+                        if !self.spec.p.cache.stop_prefetch_in_sector {
+                            free = p.t_data + (k + 1.0) * p.st;
+                            done += 1;
+                        }
+                    }
+                    finished = false;
+                    false
+                }
+            },
+        );
+        if finished {
+            active = false;
+            free = end.t_end.min(t).max(end.t_end);
+        }
+        (done.min(pf.limit), end.cyl, end.head, free, active)
+    }
+
+    fn overhead(&self, op: DiskOp, hit: bool) -> f64 {
+        let o = &self.spec.p.overheads;
+        let r = self.st.last_read;
+        o.per_request
+            + match (op, hit, r) {
+                (DiskOp::Read, true, true) => o.read_hit_after_read,
+                (DiskOp::Read, true, false) => o.read_hit_after_write,
+                (DiskOp::Read, false, true) => o.read_miss_after_read,
+                (DiskOp::Read, false, false) => o.read_miss_after_write,
+                (DiskOp::Write, true, true) => o.write_hit_after_read,
+                (DiskOp::Write, true, false) => o.write_hit_after_write,
+                (DiskOp::Write, false, true) => o.write_miss_after_read,
+                (DiskOp::Write, false, false) => o.write_miss_after_write,
+            }
+    }
+
+    /// Segment holding `lbn` (readable), with the prefetch's progress at `t` counted.
+    fn find_seg(&self, lbn: u64, pf_seg: Option<(usize, u64)>) -> Option<(usize, u64)> {
+        let rw = self.spec.p.cache.read_hits_on_write_data;
+        for (i, s) in self.segs.iter().enumerate() {
+            if !s.valid || (s.write && !rw) {
+                continue;
+            }
+            let end = match pf_seg {
+                Some((pi, e)) if pi == i => e.max(s.end),
+                _ => s.end,
+            };
+            if lbn >= s.start && lbn < end {
+                return Some((i, end));
+            }
+        }
+        None
+    }
+
+    fn lru_seg(&self, for_write: bool) -> usize {
+        let sep = self.spec.p.cache.separate_write_segment && self.segs.len() > 1;
+        if sep && for_write {
+            return self.segs.len() - 1;
+        }
+        let n = if sep {
+            self.segs.len() - 1
+        } else {
+            self.segs.len()
+        };
+        let limit = self.spec.p.cache.write_segments as usize;
+        if for_write && limit > 0 {
+            let writes = self.segs[..n].iter().filter(|s| s.valid && s.write).count();
+            if writes >= limit {
+                let mut best: Option<usize> = None;
+                for i in 0..n {
+                    let s = &self.segs[i];
+                    if s.valid && s.write && best.is_none_or(|b| s.lru < self.segs[b].lru) {
+                        best = Some(i);
+                    }
+                }
+                if let Some(b) = best {
+                    return b;
+                }
+            }
+        }
+        let mut best = 0;
+        for i in 0..n {
+            let s = &self.segs[i];
+            if !s.valid {
+                return i;
+            }
+            if s.lru < self.segs[best].lru {
+                best = i;
+            }
+        }
+        best
+    }
+
+    /// Prefetch limit after a read of `[lbn, end)` held in a segment starting at `seg_start`.
+    fn prefetch_limit(&self, lbn: u64, end: u64, seg_start: u64) -> u64 {
+        let c = &self.spec.p.cache;
+        let cap = self.spec.layout.capacity();
+        if !c.enabled || end >= cap {
+            return end;
+        }
+        let mut limit = match c.read_ahead {
+            ReadAhead::Off => end,
+            ReadAhead::Track => {
+                let loc = self.spec.layout.locate(end - 1);
+                end - 1 + loc.run as u64
+            }
+            ReadAhead::TrackAhead => {
+                let loc = self.spec.layout.locate(end - 1);
+                let track_end = end - 1 + loc.run as u64;
+                let first_track = self.spec.layout.track_start(lbn);
+                if self.st.last_read_track_end == Some(first_track) && track_end < cap {
+                    let next = self.spec.layout.locate(track_end);
+                    track_end + next.run as u64
+                } else {
+                    track_end
+                }
+            }
+            ReadAhead::Cylinder => {
+                let cyl = self.spec.layout.lbn_to_pbn(end - 1).cyl;
+                let mut l = end;
+                while l < cap && l < end + c.max_read_ahead as u64 {
+                    let loc = self.spec.layout.locate(l);
+                    if loc.pbn.cyl != cyl {
+                        break;
+                    }
+                    l += loc.run as u64;
+                }
+                l
+            }
+            ReadAhead::Segment => match c.keep_request {
+                KeepRequest::Overwrite => end + c.max_read_ahead as u64,
+                KeepRequest::Keep => seg_start.min(lbn) + c.segment_sectors as u64,
+                KeepRequest::Drop => end + c.segment_sectors as u64,
+            },
+        };
+        limit = limit.min(end + c.max_read_ahead as u64).min(cap);
+        limit.max(end)
+    }
+
+    fn start_prefetch(&mut self, seg: usize, from: u64, lbn: u64, cyl: u32, head: u32, t: f64) {
+        let seg_start = self.segs[seg].start;
+        let limit = self.prefetch_limit(lbn, from, seg_start);
+        self.st.prefetch = if limit > from {
+            Some(Prefetch {
+                seg,
+                from,
+                limit,
+                cyl,
+                head,
+                t,
+            })
+        } else {
+            None
+        };
+    }
+
+    /// Stops the prefetch at `t`: the segment keeps what was read, the arm stays where it got
+    /// to, and the mechanism is busy until the sector in progress is done.
+    fn abort_prefetch(&mut self, t: f64) {
+        if let Some(pf) = self.st.prefetch.take() {
+            let c = &self.spec.p.cache;
+            let mut t_abort = t;
+            if c.min_read_ahead > 0 {
+                // The drive insists on prefetching at least this much first.
+                let need = (pf.from + c.min_read_ahead as u64).min(pf.limit);
+                let mut when = pf.t;
+                let mut got = pf.from;
+                self.walk(
+                    pf.cyl,
+                    pf.head,
+                    pf.t,
+                    pf.from,
+                    need - pf.from,
+                    false,
+                    false,
+                    f64::NEG_INFINITY,
+                    |p| {
+                        got += p.n as u64;
+                        when = p.t_data + p.n as f64 * p.st;
+                        got < need
+                    },
+                );
+                t_abort = t_abort.max(when);
+            }
+            let (done, cyl, head, free, _) = self.prefetch_at(&pf, t_abort);
+            self.settle_prefetch_data(&pf, done);
+            self.st.cyl = cyl;
+            self.st.head = head;
+            self.st.mech_free = self.st.mech_free.max(free);
+        }
+    }
+
+    /// Records in the prefetch's segment the data read up to `done`.
+    fn settle_prefetch_data(&mut self, pf: &Prefetch, done: u64) {
+        let c = &self.spec.p.cache;
+        let s = &mut self.segs[pf.seg];
+        if s.valid && s.end <= done {
+            s.end = done;
+            let size = c.segment_sectors.max(1) as u64;
+            if s.end - s.start > size {
+                s.start = s.end - size;
+            }
+        }
+    }
+
+    /// With `KeepRequest::Overwrite` (DiskSim's `Read-ahead over requested` = 1), data sent to
+    /// the host may be overwritten by read-ahead: the segment is a circular buffer whose
+    /// consumed part is free space. Blocks up to the end of what the host took are gone.
+    fn consume(&mut self, si: usize, end: u64) {
+        if self.spec.p.cache.keep_request != KeepRequest::Keep {
+            let s = &mut self.segs[si];
+            if !s.write && s.start < end {
+                s.start = end.min(s.end);
+            }
+        }
+    }
+
+    fn invalidate_overlaps(&mut self, lbn: u64, end: u64, except: Option<usize>) {
+        for (i, s) in self.segs.iter_mut().enumerate() {
+            if Some(i) == except || !s.valid {
+                continue;
+            }
+            if s.start < end && lbn < s.end {
+                // The segment's data is stale in part; drives drop the whole segment rather
+                // than track holes in it (the Cheetah 4LP trace shows a re-read of blocks
+                // before a write into the same read-ahead segment missing).
+                s.valid = false;
+            }
+        }
+    }
+
+    /// Bus pipeline over the runs of a read: sector k leaves when it is buffered and the bus
+    /// has sent sector k-1. Runs arrive in LBN order; within a run sectors are buffered one
+    /// `st` apart. Returns the time the last sector has crossed.
+    #[inline]
+    fn bus_after(b: f64, p: &Piece, bus: f64) -> f64 {
+        let m = p.n as f64;
+        if p.n == 0 {
+            return b;
+        }
+        let a1 = p.t_data + p.st; // first sector buffered
+        let an = p.t_data + m * p.st; // last sector buffered
+        (b + m * bus).max(a1 + m * bus).max(an + bus)
+    }
+
+    fn read(&mut self, lbn: u64, n: u64, t: f64) -> (f64, ServiceBreakdown) {
+        let cache = self.spec.p.cache.clone();
+        let bus = self.spec.p.bus_ms_per_sector;
+        let end = lbn + n;
+        let pf = self.st.prefetch;
+        let pf_state = pf.map(|p| (p, self.prefetch_at(&p, t)));
+        let pf_seg = pf_state.map(|(p, s)| (p.seg, s.0));
+        if cache.enabled {
+            if let Some((si, seg_end)) = self.find_seg(lbn, pf_seg) {
+                if end <= seg_end {
+                    // Full hit: only the bus.
+                    let ovh = self.overhead(DiskOp::Read, true);
+                    let done = t + ovh + n as f64 * bus + self.spec.p.overheads.read_complete;
+                    self.st.tick += 1;
+                    self.segs[si].lru = self.st.tick;
+                    self.consume(si, end);
+                    return (
+                        done,
+                        ServiceBreakdown {
+                            overhead: to_ns(ovh),
+                            seek: 0,
+                            rotation: 0,
+                            transfer: to_ns(n as f64 * bus + self.spec.p.overheads.read_complete),
+                            cache_hit: true,
+                        },
+                    );
+                }
+                // Partial hit riding on the prefetch that continues into the request.
+                if let Some((p, (done_lbn, ..))) = pf_state {
+                    if cache.partial_hits
+                        && p.seg == si
+                        && seg_end == done_lbn.max(self.segs[si].end)
+                        && done_lbn < p.limit
+                    {
+                        return self.ride_prefetch(p, lbn, n, t, true);
+                    }
+                }
+            } else if let Some((p, (done_lbn, _, _, _, active))) = pf_state {
+                if cache.almost_read_hits && active && lbn == done_lbn && lbn < p.limit {
+                    return self.ride_prefetch(p, lbn, n, t, false);
+                }
+            }
+        }
+        // Miss.
+        let ovh = self.overhead(DiskOp::Read, false);
+        self.abort_prefetch(t + ovh);
+        let t_mech = (t + ovh).max(self.st.mech_free);
+        let mut b = t + ovh;
+        let water = if cache.water_by_request {
+            n as f64
+        } else {
+            cache.segment_sectors as f64
+        };
+        let water = ((cache.read_water * water).ceil() as u64).clamp(1, n);
+        // The bus cannot start before `water` sectors are buffered.
+        let mut seen = 0u64;
+        let mut start_gate = f64::NEG_INFINITY;
+        let mut pieces: [Option<Piece>; 16] = [None; 16];
+        let mut np = 0usize;
+        let mut overflow_b: Option<f64> = None;
+        let w = self.walk(
+            self.st.cyl,
+            self.st.head,
+            t_mech,
+            lbn,
+            n,
+            false,
+            cache.immediate_read,
+            f64::NEG_INFINITY,
+            |p| {
+                if seen < water {
+                    let k = (water - seen).min(p.n as u64);
+                    start_gate = start_gate.max(p.t_data + k as f64 * p.st);
+                }
+                seen += p.n as u64;
+                if np < pieces.len() {
+                    pieces[np] = Some(*p);
+                    np += 1;
+                } else {
+                    let bb = overflow_b.unwrap_or(f64::NEG_INFINITY);
+                    overflow_b = Some(Self::bus_after(bb, p, bus));
+                }
+                true
+            },
+        );
+        if start_gate > b {
+            b = start_gate - 0.0;
+        }
+        // Pipeline from the gate (the first sector waits for the gate, later ones follow).
+        let mut bb = b;
+        for p in pieces.iter().take(np).flatten() {
+            bb = Self::bus_after(bb, p, bus);
+        }
+        if let Some(ob) = overflow_b {
+            bb = bb.max(ob);
+        }
+        let done = bb + self.spec.p.overheads.read_complete;
+        // Cache the data (and the free blocks before it) and plan the read-ahead.
+        self.st.cyl = w.cyl;
+        self.st.head = w.head;
+        self.st.mech_free = w.t_end;
+        if cache.enabled && !self.segs.is_empty() {
+            let si = self.lru_seg(false);
+            self.invalidate_overlaps(lbn, end, Some(si));
+            // Only a drive that reads on arrival (zero latency) starts transferring
+            // before the first requested sector; one that waits for it does not buffer what
+            // passes under the head meanwhile (DiskSim computes that wait as one step).
+            let before = if cache.read_any_free_blocks && cache.immediate_read {
+                w.free_before as u64
+            } else {
+                0
+            };
+            self.st.tick += 1;
+            self.segs[si] = Segment {
+                start: lbn - before.min(lbn),
+                end,
+                lru: self.st.tick,
+                valid: true,
+                write: false,
+            };
+            self.consume(si, end);
+            self.start_prefetch(si, end, lbn, w.cyl, w.head, w.t_end);
+        }
+        let transfer = done - w.t_first;
+        (
+            done,
+            ServiceBreakdown {
+                overhead: to_ns(ovh + (t_mech - (t + ovh))),
+                seek: to_ns(w.seek),
+                rotation: to_ns(w.rot),
+                transfer: to_ns(transfer),
+                cache_hit: false,
+            },
+        )
+    }
+
+    /// Serves a read from the prefetch that is streaming into (or right up to) it: cached
+    /// sectors cross the bus at once, the rest as the prefetch reads them. The read-ahead then
+    /// goes on from the request's end as after a miss, without a break in the stream.
+    fn ride_prefetch(
+        &mut self,
+        pf: Prefetch,
+        lbn: u64,
+        n: u64,
+        t: f64,
+        partial: bool,
+    ) -> (f64, ServiceBreakdown) {
+        let bus = self.spec.p.bus_ms_per_sector;
+        let ovh = self.overhead(DiskOp::Read, partial);
+        let end = lbn + n;
+        // Blocks cached before the prefetch started cross the bus first.
+        let mut b = t + ovh + pf.from.saturating_sub(lbn).min(n) as f64 * bus;
+        let mut pos = pf.from;
+        let mut last_end = pf.t;
+        let w = self.walk(
+            pf.cyl,
+            pf.head,
+            pf.t,
+            pf.from,
+            end - pf.from,
+            false,
+            false,
+            f64::NEG_INFINITY,
+            |p| {
+                // Only the requested part crosses the bus.
+                let p_end = pos + p.n as u64;
+                if p_end > lbn {
+                    let skip = lbn.saturating_sub(pos);
+                    let q = Piece {
+                        n: p.n - skip as u32,
+                        t_data: p.t_data + skip as f64 * p.st,
+                        st: p.st,
+                    };
+                    b = Self::bus_after(b, &q, bus);
+                }
+                last_end = p.t_data + p.n as f64 * p.st;
+                pos = p_end;
+                true
+            },
+        );
+        // Sectors already buffered before `t` were sent from `t + ovh` at the bus rate; the
+        // pipeline above already respects that since their buffer times are earlier.
+        let done = b + self.spec.p.overheads.read_complete;
+        let si = pf.seg;
+        self.st.tick += 1;
+        let size = self.spec.p.cache.segment_sectors.max(1) as u64;
+        let s = &mut self.segs[si];
+        s.valid = true;
+        s.end = end.max(s.end);
+        if s.end - s.start > size {
+            s.start = s.end - size;
+        }
+        s.lru = self.st.tick;
+        self.consume(si, end);
+        self.st.cyl = w.cyl;
+        self.st.head = w.head;
+        self.st.mech_free = self.st.mech_free.max(w.t_end.min(last_end));
+        self.start_prefetch(si, end, lbn, w.cyl, w.head, w.t_end);
+        (
+            done,
+            ServiceBreakdown {
+                overhead: to_ns(ovh),
+                seek: 0,
+                rotation: 0,
+                transfer: to_ns(done - (t + ovh)),
+                cache_hit: true,
+            },
+        )
+    }
+
+    fn write(&mut self, lbn: u64, n: u64, t: f64) -> (f64, ServiceBreakdown) {
+        let cache = self.spec.p.cache.clone();
+        let bus = self.spec.p.bus_ms_per_sector;
+        let end = lbn + n;
+        let write_back =
+            cache.enabled && cache.write_back != WriteBack::Off && !self.segs.is_empty();
+        if cache.write_stops_prefetch || !write_back {
+            self.abort_prefetch(t);
+        } else if let Some(pf) = self.st.prefetch.take() {
+            // Let the read-ahead finish; the destage waits for it.
+            let (done, cyl, head, free, _) = self.prefetch_at(&pf, f64::INFINITY);
+            self.settle_prefetch_data(&pf, done);
+            self.st.cyl = cyl;
+            self.st.head = head;
+            self.st.mech_free = self.st.mech_free.max(free);
+        }
+        let mut t_acc = t;
+        let ovh;
+        let t_bus_start;
+        let bus_end;
+        let done;
+        if write_back {
+            // A write that does not append to data still being destaged waits for it (with one
+            // request outstanding this only happens when requests come faster than destages).
+            let wseg = self.lru_seg(true);
+            let appends =
+                self.segs[wseg].valid && self.segs[wseg].write && self.segs[wseg].end == lbn;
+            if !appends && cache.write_back == WriteBack::Sequential {
+                t_acc = t_acc.max(self.st.mech_free);
+            }
+            // A write that appends to buffered write data is a cache "hit"; any other write
+            // needs a new segment and takes the "miss" path of the firmware even though it
+            // completes before reaching the media. With write-back for all writes (level 2)
+            // every write is treated as a hit.
+            let hit = appends || cache.write_back == WriteBack::All;
+            ovh = self.overhead(DiskOp::Write, hit);
+            t_bus_start = t_acc + ovh;
+            bus_end = t_bus_start + n as f64 * bus;
+            done = bus_end + self.spec.p.overheads.write_complete;
+        } else {
+            ovh = self.overhead(DiskOp::Write, false);
+            t_bus_start = t_acc + ovh;
+            bus_end = t_bus_start + n as f64 * bus;
+            done = 0.0;
+        }
+        // The media write: positioning may start once the command is decoded; a sector cannot
+        // be written before it has crossed the bus.
+        let t_mech = t_bus_start.max(self.st.mech_free);
+        let zst = {
+            let loc = self.spec.layout.locate(lbn);
+            self.spec.period / self.spec.layout.zones[loc.zone].spt as f64
+        };
+        let ready = (t_bus_start + bus).max(bus_end - (n as f64 - 1.0) * zst);
+        let w = self.walk(
+            self.st.cyl,
+            self.st.head,
+            t_mech,
+            lbn,
+            n,
+            true,
+            cache.immediate_write,
+            ready,
+            |_| true,
+        );
+        self.st.cyl = w.cyl;
+        self.st.head = w.head;
+        self.st.mech_free = w.t_end;
+        // Cache bookkeeping: the written blocks replace any cached copies.
+        if cache.enabled && !self.segs.is_empty() {
+            let wseg = self.lru_seg(true);
+            self.invalidate_overlaps(lbn, end, Some(wseg));
+            self.st.tick += 1;
+            let s = &mut self.segs[wseg];
+            let size = cache.segment_sectors.max(1) as u64;
+            if cache.combine_writes && s.valid && s.write && s.end == lbn && (end - s.start) <= size
+            {
+                s.end = end;
+            } else {
+                *s = Segment {
+                    start: lbn,
+                    end,
+                    lru: self.st.tick,
+                    valid: true,
+                    write: true,
+                };
+            }
+            s.lru = self.st.tick;
+        }
+        if write_back {
+            (
+                done,
+                ServiceBreakdown {
+                    overhead: to_ns(ovh + (t_acc - t)),
+                    seek: 0,
+                    rotation: 0,
+                    transfer: to_ns(n as f64 * bus + self.spec.p.overheads.write_complete),
+                    cache_hit: true,
+                },
+            )
+        } else {
+            let done = w.t_end.max(bus_end) + self.spec.p.overheads.write_complete;
+            (
+                done,
+                ServiceBreakdown {
+                    overhead: to_ns(ovh + (t_mech - t_bus_start)),
+                    seek: to_ns(w.seek),
+                    rotation: to_ns(w.rot),
+                    transfer: to_ns(done - w.t_first),
+                    cache_hit: false,
+                },
+            )
+        }
+    }
+
+    /// Positioning (overhead + seek + rotation) of a request started at `t` from the current
+    /// state, without changing it.
+    fn positioning_ms(&self, req: &DiskRequest, t: f64) -> f64 {
+        // Mirrors the decisions of `read` and `write` without their side effects.
+        let cache = &self.spec.p.cache;
+        let n = req.sectors.max(1) as u64;
+        let lbn = req.lbn.min(self.spec.layout.capacity().saturating_sub(n));
+        let end = lbn + n;
+        let pf_state = self.st.prefetch.map(|p| (p, self.prefetch_at(&p, t)));
+        let write = req.op == DiskOp::Write;
+        if write && cache.enabled && cache.write_back != WriteBack::Off && !self.segs.is_empty() {
+            // The host sees only the command overhead (after any destage it must wait for);
+            // the media work happens later.
+            let wseg = self.lru_seg(true);
+            let s = &self.segs[wseg];
+            let appends = s.valid && s.write && s.end == lbn;
+            let wait = if !appends && cache.write_back == WriteBack::Sequential {
+                // The read-ahead stops at once (or runs to its end) before the destage.
+                let mut free = self.st.mech_free;
+                if let Some(pf) = self.st.prefetch {
+                    let until = if cache.write_stops_prefetch {
+                        t
+                    } else {
+                        f64::INFINITY
+                    };
+                    free = free.max(self.prefetch_at(&pf, until).3);
+                }
+                (free - t).max(0.0)
+            } else {
+                0.0
+            };
+            let hit = appends || cache.write_back == WriteBack::All;
+            return wait + self.overhead(DiskOp::Write, hit);
+        }
+        if !write && cache.enabled {
+            let pf_seg = pf_state.map(|(p, s)| (p.seg, s.0));
+            if let Some((si, seg_end)) = self.find_seg(lbn, pf_seg) {
+                if end <= seg_end {
+                    return self.overhead(DiskOp::Read, true);
+                }
+                if let Some((p, (done_lbn, ..))) = pf_state {
+                    if cache.partial_hits
+                        && p.seg == si
+                        && seg_end == done_lbn.max(self.segs[si].end)
+                        && done_lbn < p.limit
+                    {
+                        return self.overhead(DiskOp::Read, true);
+                    }
+                }
+            } else if let Some((p, (done, _, _, _, active))) = pf_state {
+                if cache.almost_read_hits && active && lbn == done && lbn < p.limit {
+                    return self.overhead(DiskOp::Read, false);
+                }
+            }
+        }
+        let ovh = self.overhead(req.op, false);
+        let (mut cyl, mut head, mut mech_free) = (self.st.cyl, self.st.head, self.st.mech_free);
+        // A miss aborts the read-ahead once the command is decoded.
+        if let Some(pf) = self.st.prefetch {
+            let (_, c, h, free, _) = self.prefetch_at(&pf, t + ovh);
+            cyl = c;
+            head = h;
+            mech_free = mech_free.max(free);
+        }
+        let t_mech = (t + ovh).max(mech_free);
+        let (immed, not_before) = if write {
+            let bus = self.spec.p.bus_ms_per_sector;
+            let loc = self.spec.layout.locate(lbn);
+            let zst = self.spec.period / self.spec.layout.zones[loc.zone].spt as f64;
+            let bus_end = t + ovh + n as f64 * bus;
+            (
+                cache.immediate_write,
+                (t + ovh + bus).max(bus_end - (n as f64 - 1.0) * zst),
+            )
+        } else {
+            (cache.immediate_read, f64::NEG_INFINITY)
+        };
+        let w = self.walk(cyl, head, t_mech, lbn, n, write, immed, not_before, |_| {
+            false
+        });
+        w.t_first - t
+    }
+}
+
+impl DeviceModel for HddModel {
+    fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    fn capacity_sectors(&self) -> u64 {
+        self.spec.layout.capacity()
+    }
+
+    fn submit(&mut self, req: &DiskRequest, now: Nanos) -> Completion {
+        let cap = self.spec.layout.capacity();
+        let n = (req.sectors.max(1) as u64).min(cap);
+        // Requests past the end are clamped to the last blocks rather than panicking: the
+        // simulator validates addresses; the model must never fail on a timing question.
+        let lbn = req.lbn.min(cap - n);
+        let t = to_ms(now).max(self.st.busy_until);
+        let (done, br) = match req.op {
+            DiskOp::Read => self.read(lbn, n, t),
+            DiskOp::Write => self.write(lbn, n, t),
+        };
+        self.st.last_read = req.op == DiskOp::Read;
+        if req.op == DiskOp::Read && self.spec.p.cache.read_ahead == ReadAhead::TrackAhead {
+            let last = lbn + n - 1;
+            self.st.last_read_track_end = Some(last + self.spec.layout.locate(last).run as u64);
+        }
+        self.st.busy_until = done;
+        let start = to_ns(t);
+        let finish = to_ns(done).max(start);
+        Completion {
+            start,
+            finish,
+            service: br,
+        }
+    }
+
+    fn positioning_time(&self, req: &DiskRequest, start: Nanos) -> Nanos {
+        to_ns(self.positioning_ms(req, to_ms(start)))
+    }
+
+    fn positioning_between(&self, from_end_lbn: u64, to: &DiskRequest) -> Nanos {
+        let layout = &self.spec.layout;
+        let cap = layout.capacity();
+        let last = from_end_lbn.clamp(1, cap) - 1;
+        let loc = layout.locate(last);
+        let spt = layout.zones[loc.zone].spt;
+        // The previous request's last sector has just passed under the head.
+        let a_end =
+            (layout.sector_angle(loc.zone, loc.pbn.cyl, loc.pbn.head, loc.pbn.sector) + 1) % spt;
+        let t0 = a_end as f64 / spt as f64 * self.spec.period;
+        let o = &self.spec.p.overheads;
+        let ovh = o.per_request
+            + if to.op == DiskOp::Read {
+                o.read_miss_after_read
+            } else {
+                o.write_miss_after_read
+            };
+        let n = to.sectors.max(1) as u64;
+        let lbn = to.lbn.min(cap.saturating_sub(n));
+        let w = self.walk(
+            loc.pbn.cyl,
+            loc.pbn.head,
+            t0 + ovh,
+            lbn,
+            1,
+            to.op == DiskOp::Write,
+            false,
+            f64::NEG_INFINITY,
+            |_| false,
+        );
+        to_ns(w.t_first - t0)
+    }
+
+    fn clone_box(&self) -> Box<dyn DeviceModel> {
+        Box::new(self.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::{Sparing, SurfaceOrder, Zone};
+
+    /// A small drive: 6,000 rpm (10 ms per revolution), 2 surfaces, two zones of 100 and 50
+    /// sectors per track, no overheads and a bus fast enough to ignore.
+    fn drive(cache: CacheParams, track_skew: u32) -> HddModel {
+        let layout = Layout::new(
+            2,
+            Sparing::None,
+            SurfaceOrder::Normal,
+            vec![
+                Zone::simple(0, 99, 100, track_skew, track_skew),
+                Zone::simple(100, 199, 50, track_skew / 2, track_skew / 2),
+            ],
+        )
+        .unwrap();
+        HddModel::new(
+            "test",
+            layout,
+            HddParams {
+                rpm: 6000.0,
+                seek: SeekCurve::Table(vec![(1, 1.0), (199, 10.0)]),
+                head_switch_ms: 0.5,
+                head_switch_random_ms: 0.0,
+                write_settle_ms: 0.0,
+                overheads: Overheads::default(),
+                bus_ms_per_sector: 1e-6,
+                cache,
+            },
+        )
+    }
+
+    fn ms(ns: Nanos) -> f64 {
+        ns as f64 / 1e6
+    }
+
+    #[test]
+    fn rereading_a_sector_at_once_costs_one_revolution() {
+        let mut d = drive(CacheParams::off(), 10);
+        let a = d.submit(&DiskRequest::read(1234, 1), 3_000_000);
+        let b = d.submit(&DiskRequest::read(1234, 1), a.finish);
+        // The sector just passed: wait for it to come round (a revolution less its own length),
+        // then read it.
+        assert!((ms(b.finish - b.start) - 10.0).abs() < 1e-3, "{:?}", b);
+        assert_eq!(b.service.seek, 0);
+        assert!((ms(b.service.rotation) - 9.9).abs() < 1e-3);
+    }
+
+    #[test]
+    fn rotation_depends_on_absolute_time_not_on_idle() {
+        // The platter keeps turning while idle: the same request issued half a revolution
+        // later waits half a revolution less (or more).
+        let d = drive(CacheParams::off(), 10);
+        let r = DiskRequest::read(50, 1);
+        let p0 = d.positioning_time(&r, 0);
+        let p1 = d.positioning_time(&r, 2_500_000);
+        assert!((ms(p0) - 5.0).abs() < 1e-3, "{p0}");
+        assert!((ms(p1) - 2.5).abs() < 1e-3, "{p1}");
+        let p2 = d.positioning_time(&r, 10_000_000);
+        assert_eq!(
+            p0, p2,
+            "a whole revolution later the platter is where it was"
+        );
+    }
+
+    #[test]
+    fn a_read_ahead_hit_costs_no_positioning() {
+        let mut cache = CacheParams::off();
+        cache.enabled = true;
+        cache.segments = 4;
+        cache.segment_sectors = 400;
+        cache.read_ahead = ReadAhead::Segment;
+        cache.max_read_ahead = 400;
+        cache.keep_request = KeepRequest::Keep;
+        let mut d = drive(cache, 10);
+        let a = d.submit(&DiskRequest::read(1000, 8), 0);
+        assert!(!a.service.cache_hit);
+        // 20 ms later the read-ahead has brought in the next blocks.
+        let b = d.submit(&DiskRequest::read(1008, 8), a.finish + 20_000_000);
+        assert!(b.service.cache_hit);
+        assert_eq!(b.service.seek + b.service.rotation, 0);
+        assert!(ms(b.finish - b.start) < 0.01);
+        assert_eq!(d.positioning_time(&DiskRequest::read(1016, 8), b.finish), 0);
+    }
+
+    #[test]
+    fn reads_ride_on_the_read_ahead_in_progress() {
+        let mut cache = CacheParams::off();
+        cache.enabled = true;
+        cache.segments = 4;
+        cache.segment_sectors = 400;
+        cache.read_ahead = ReadAhead::Segment;
+        cache.max_read_ahead = 400;
+        cache.keep_request = KeepRequest::Overwrite;
+        cache.partial_hits = true;
+        cache.almost_read_hits = true;
+        let mut d = drive(cache, 10);
+        // Sequential 50-sector reads with 0.2 ms think time stream at the media rate: 100
+        // sectors per 10 ms revolution, plus the skew at each track switch.
+        let mut t = 0;
+        let mut first = 0;
+        for i in 0..40u64 {
+            let c = d.submit(&DiskRequest::read(i * 50, 50), t);
+            if i == 0 {
+                first = c.finish;
+            }
+            t = c.finish + 200_000;
+        }
+        let per_req = ms(t - 200_000 - first) / 39.0;
+        assert!(per_req < 5.0 + 0.6, "{per_req} ms per 50 sectors");
+    }
+
+    #[test]
+    fn skews_make_a_track_switch_cheaper_than_a_revolution() {
+        // Read a whole track and 10 sectors of the next one in one request.
+        let with = {
+            let mut d = drive(CacheParams::off(), 10);
+            let c = d.submit(&DiskRequest::read(0, 110), 0);
+            c.service.transfer
+        };
+        let without = {
+            let mut d = drive(CacheParams::off(), 0);
+            let c = d.submit(&DiskRequest::read(0, 110), 0);
+            c.service.transfer
+        };
+        // 110 sectors take 11 ms of media time; with a 10-sector skew the 0.5 ms head switch
+        // costs the skew (1 ms), without skew it costs a whole revolution.
+        assert!((ms(with) - 12.0).abs() < 0.01, "with skew {}", ms(with));
+        assert!(ms(without) > 20.0, "without skew {}", ms(without));
+    }
+
+    #[test]
+    fn zone_rates_fall_inward() {
+        let d = drive(CacheParams::off(), 10);
+        assert!(d.zone_rate_mb_s(0) > d.zone_rate_mb_s(1));
+        assert!(d.zone_sustained_mb_s(0) > d.zone_sustained_mb_s(1));
+        // Transfer time of the same size grows inward.
+        let mut a = drive(CacheParams::off(), 10);
+        let mut b = drive(CacheParams::off(), 10);
+        let outer = a.submit(&DiskRequest::read(0, 40), 0).service.transfer;
+        let inner = b.submit(&DiskRequest::read(20_000, 40), 0).service.transfer;
+        assert!(inner > outer);
+    }
+
+    #[test]
+    fn write_back_completes_when_the_data_is_in_the_buffer() {
+        let mut cache = CacheParams::off();
+        cache.enabled = true;
+        cache.segments = 2;
+        cache.segment_sectors = 200;
+        cache.write_back = WriteBack::All;
+        let mut d = drive(cache.clone(), 10);
+        let w = d.submit(&DiskRequest::write(15_000, 8), 0);
+        assert!(w.service.cache_hit);
+        assert!(ms(w.finish - w.start) < 0.01);
+        // A read right after must wait for the destage (seek, rotation, write).
+        let r = d.submit(&DiskRequest::read(30, 1), w.finish);
+        assert!(ms(r.service.overhead) > 1.0, "{r:?}");
+        cache.write_back = WriteBack::Off;
+        let mut d = drive(cache, 10);
+        let w = d.submit(&DiskRequest::write(15_000, 8), 0);
+        assert!(ms(w.finish - w.start) > 1.0);
+    }
+
+    #[test]
+    fn positioning_between_is_small_for_a_sequential_successor_and_grows_with_distance() {
+        let d = drive(CacheParams::off(), 10);
+        let near = d.positioning_between(50, &DiskRequest::read(50, 8));
+        let mid = d.positioning_between(100, &DiskRequest::read(5_000, 8));
+        let far = d.positioning_between(100, &DiskRequest::read(25_000, 8));
+        assert_eq!(near, 0, "the next sector is under the head");
+        assert!(mid > near && far > 8_000_000, "{near} {mid} {far}");
+    }
+}

@@ -1,0 +1,477 @@
+//! Where each logical block lives on the platters: zones, tracks, skews and spare sectors.
+//!
+//! A disk is a stack of `surfaces` platter sides; the heads move together, so the set of tracks
+//! under them at one arm position is a *cylinder*. Outer cylinders are longer, so drives group
+//! cylinders into *zones* that each hold a fixed number of sectors per track: more outside, fewer
+//! inside. That is why the media rate falls as the LBN grows.
+//!
+//! Logical blocks fill a track, then the next surface of the same cylinder, then the next
+//! cylinder (optionally in a serpentine order, so that a cylinder switch needs no head switch).
+//! The first sector of each track is rotated forward by the *track skew* (after a head switch) or
+//! the *cylinder skew* (after a one-cylinder seek): while the head switches, the platter keeps
+//! turning, and without skew the first sector of the next track would just have passed, costing
+//! a whole revolution. Skews are why a sequential transfer crosses tracks at little cost.
+//!
+//! Drives also keep *spare* sectors to replace bad ones. DiskSim's schemes put them at the end of
+//! each range of cylinders (scheme 8), of each zone (scheme 9) or of the disk (scheme 7), and
+//! *slip* the LBNs past each defective sector found at format time; the lists of slipped
+//! sectors come from the real drive. We follow the same arithmetic as DiskSim's `layout_g1`, so a
+//! block lands on the same cylinder, surface and sector as in DiskSim.
+
+/// A physical block address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pbn {
+    pub cyl: u32,
+    pub head: u32,
+    pub sector: u32,
+}
+
+/// How spare sectors are laid out (a subset of DiskSim's `Sparing scheme used`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sparing {
+    /// No spares; no slips allowed (DiskSim scheme 0).
+    None,
+    /// `spares` sectors at the end of every range of `cyls` cylinders; slips are absorbed
+    /// within their range (scheme 8; scheme 2 is the same with ranges of one cylinder).
+    PerRange { cyls: u32 },
+    /// `spares` sectors at the end of each zone; slips are absorbed within the zone (scheme 9).
+    PerZone,
+    /// Spares at the end of the disk: slips shift every later block of the zone (scheme 7).
+    AtEnd,
+}
+
+/// In which order the surfaces of a cylinder are filled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SurfaceOrder {
+    /// Surface 0 to n-1 on every cylinder (DiskSim mapping 0).
+    Normal,
+    /// Odd cylinders (counted from the zone's first) run n-1 down to 0 (mapping 1).
+    SerpentinePerZone,
+    /// Odd cylinders (absolute) run n-1 down to 0 (mapping 2).
+    SerpentineAbsolute,
+}
+
+/// One zone (DiskSim's "band").
+#[derive(Clone, Debug, PartialEq)]
+pub struct Zone {
+    pub first_cyl: u32,
+    pub last_cyl: u32,
+    /// Physical sectors per track.
+    pub spt: u32,
+    /// Track skew, in sectors.
+    pub track_skew: u32,
+    /// Cylinder skew, in sectors.
+    pub cyl_skew: u32,
+    /// Angular offset of the zone's first block, in sectors.
+    pub first_offset: u32,
+    /// Sectors at the front of the zone that hold no LBN (drive management area).
+    pub dead_space: u64,
+    /// Spare sectors per sparing region (see [`Sparing`]).
+    pub spares: u64,
+    /// Slipped (skipped) physical sectors, counted from the zone's first sector, ascending.
+    pub slips: Vec<u64>,
+    /// First LBN of the zone (computed by [`Layout::new`]).
+    pub first_lbn: u64,
+    /// LBNs in the zone (computed by [`Layout::new`]).
+    pub lbns: u64,
+}
+
+impl Zone {
+    /// A zone without spares, slips or dead space.
+    pub fn simple(first_cyl: u32, last_cyl: u32, spt: u32, track_skew: u32, cyl_skew: u32) -> Zone {
+        Zone {
+            first_cyl,
+            last_cyl,
+            spt,
+            track_skew,
+            cyl_skew,
+            first_offset: 0,
+            dead_space: 0,
+            spares: 0,
+            slips: Vec::new(),
+            first_lbn: 0,
+            lbns: 0,
+        }
+    }
+
+    fn cyls(&self) -> u64 {
+        (self.last_cyl - self.first_cyl + 1) as u64
+    }
+}
+
+/// A layout problem found while building the layout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayoutError(pub String);
+
+/// The whole LBN-to-physical map.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layout {
+    pub surfaces: u32,
+    pub sparing: Sparing,
+    pub order: SurfaceOrder,
+    pub zones: Vec<Zone>,
+    capacity: u64,
+    max_cyl: u32,
+}
+
+impl Layout {
+    /// Builds a layout, computing each zone's LBN range as DiskSim's `layout_g1` does.
+    pub fn new(
+        surfaces: u32,
+        sparing: Sparing,
+        order: SurfaceOrder,
+        mut zones: Vec<Zone>,
+    ) -> Result<Layout, LayoutError> {
+        if surfaces == 0 {
+            return Err(LayoutError("a disk needs at least one surface".into()));
+        }
+        if zones.is_empty() {
+            return Err(LayoutError("a disk needs at least one zone".into()));
+        }
+        let mut next = 0u64;
+        let mut prev_last: Option<u32> = None;
+        for (i, z) in zones.iter_mut().enumerate() {
+            if z.last_cyl < z.first_cyl {
+                return Err(LayoutError(format!(
+                    "zone {i}: last cylinder {} is before first cylinder {}",
+                    z.last_cyl, z.first_cyl
+                )));
+            }
+            if let Some(p) = prev_last {
+                if z.first_cyl <= p {
+                    return Err(LayoutError(format!(
+                        "zone {i}: first cylinder {} overlaps the previous zone (which ends at {p})",
+                        z.first_cyl
+                    )));
+                }
+            }
+            prev_last = Some(z.last_cyl);
+            if z.spt == 0 {
+                return Err(LayoutError(format!(
+                    "zone {i}: blocks per track must be > 0"
+                )));
+            }
+            let phys = z.cyls() * surfaces as u64 * z.spt as u64;
+            let lost = match sparing {
+                Sparing::None => {
+                    if !z.slips.is_empty() {
+                        return Err(LayoutError(format!(
+                            "zone {i}: slips need a sparing scheme; scheme 0 has no spares"
+                        )));
+                    }
+                    0
+                }
+                Sparing::PerRange { cyls } => z.spares * (z.cyls() / cyls as u64),
+                Sparing::PerZone => z.spares,
+                Sparing::AtEnd => z.slips.len() as u64,
+            };
+            if z.slips.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(LayoutError(format!("zone {i}: slips must be ascending")));
+            }
+            if let Some(&s) = z.slips.last() {
+                if s >= phys {
+                    return Err(LayoutError(format!(
+                        "zone {i}: slip {s} lies beyond the zone's {phys} physical sectors"
+                    )));
+                }
+            }
+            let lbns = phys.checked_sub(z.dead_space + lost).ok_or_else(|| {
+                LayoutError(format!("zone {i}: spares and dead space exceed the zone"))
+            })?;
+            if let Sparing::PerRange { cyls } = sparing {
+                let per_range = cyls as u64 * surfaces as u64 * z.spt as u64;
+                if z.spares >= per_range {
+                    return Err(LayoutError(format!(
+                        "zone {i}: more spares than sectors per range"
+                    )));
+                }
+            }
+            z.first_lbn = next;
+            z.lbns = lbns;
+            next += lbns;
+        }
+        let max_cyl = zones.last().map(|z| z.last_cyl).unwrap_or(0);
+        Ok(Layout {
+            surfaces,
+            sparing,
+            order,
+            zones,
+            capacity: next,
+            max_cyl,
+        })
+    }
+
+    /// Total LBNs.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// The same layout exposing only the first `count` LBNs (a drive may declare fewer blocks
+    /// than its zones hold).
+    pub fn with_exposed_capacity(mut self, count: u64) -> Layout {
+        self.capacity = count.min(self.capacity);
+        self
+    }
+
+    /// First LBN of the track holding `lbn` (slips within the track are ignored).
+    pub fn track_start(&self, lbn: u64) -> u64 {
+        let p = self.lbn_to_pbn(lbn);
+        lbn.saturating_sub(p.sector as u64)
+    }
+
+    /// Highest physical cylinder.
+    pub fn max_cyl(&self) -> u32 {
+        self.max_cyl
+    }
+
+    /// Index of the zone holding `lbn` (which must be below capacity).
+    #[inline]
+    pub fn zone_of(&self, lbn: u64) -> usize {
+        let i = self.zones.partition_point(|z| z.first_lbn <= lbn);
+        i.saturating_sub(1)
+    }
+
+    /// Sparing region of a zone: (physical sectors per region, spare sectors per region).
+    #[inline]
+    fn region(&self, z: &Zone) -> (u64, u64) {
+        let cyl_sz = self.surfaces as u64 * z.spt as u64;
+        match self.sparing {
+            Sparing::PerRange { cyls } => (cyls as u64 * cyl_sz, z.spares),
+            Sparing::PerZone => (z.cyls() * cyl_sz, z.spares),
+            Sparing::None | Sparing::AtEnd => (z.cyls() * cyl_sz, 0),
+        }
+    }
+
+    /// Physical sector index within the zone (0 = first sector of the zone's first track) of
+    /// `lbn`, which must lie in zone `zi`.
+    #[inline]
+    fn phys_in_zone(&self, zi: usize, lbn: u64) -> u64 {
+        let z = &self.zones[zi];
+        let o = lbn - z.first_lbn + z.dead_space;
+        let (p, s) = self.region(z);
+        let per = p - s;
+        let r = o / per;
+        let k = o % per;
+        let start = r * p;
+        let mut slipped = 0u64;
+        // Slips are ascending: each one at or before the block's position (counting the slips
+        // already passed) pushes the block one sector further, as in DiskSim's ltop.
+        for &sl in &z.slips {
+            if sl < start {
+                continue;
+            }
+            if sl - start <= k + slipped {
+                slipped += 1;
+            } else {
+                break;
+            }
+        }
+        start + k + slipped
+    }
+
+    fn pbn_of_phys(&self, z: &Zone, phys: u64) -> Pbn {
+        let cyl_sz = self.surfaces as u64 * z.spt as u64;
+        let rel_cyl = (phys / cyl_sz) as u32;
+        let track = ((phys % cyl_sz) / z.spt as u64) as u32;
+        let cyl = z.first_cyl + rel_cyl;
+        Pbn {
+            cyl,
+            head: self.head_of_track(z, cyl, track),
+            sector: (phys % z.spt as u64) as u32,
+        }
+    }
+
+    #[inline]
+    fn reversed(&self, z: &Zone, cyl: u32) -> bool {
+        match self.order {
+            SurfaceOrder::Normal => false,
+            SurfaceOrder::SerpentinePerZone => (cyl - z.first_cyl) % 2 == 1,
+            SurfaceOrder::SerpentineAbsolute => cyl % 2 == 1,
+        }
+    }
+
+    #[inline]
+    fn head_of_track(&self, z: &Zone, cyl: u32, track: u32) -> u32 {
+        if self.reversed(z, cyl) {
+            self.surfaces - 1 - track
+        } else {
+            track
+        }
+    }
+
+    /// Maps an LBN to its physical location.
+    pub fn lbn_to_pbn(&self, lbn: u64) -> Pbn {
+        let zi = self.zone_of(lbn);
+        let phys = self.phys_in_zone(zi, lbn);
+        self.pbn_of_phys(&self.zones[zi], phys)
+    }
+
+    /// Maps an LBN and tells how many consecutive LBNs from it lie on the same track, in
+    /// physically consecutive sectors (a slip ends the run: the head passes the slipped sector
+    /// without transferring).
+    #[inline]
+    pub fn locate(&self, lbn: u64) -> Located {
+        let zi = self.zone_of(lbn);
+        let z = &self.zones[zi];
+        let phys = self.phys_in_zone(zi, lbn);
+        let spt = z.spt as u64;
+        let track_end = (phys / spt + 1) * spt;
+        // The run ends at the track end, the next slip, the region's unused spares, or the
+        // zone's last LBN.
+        let mut run_end = track_end;
+        if let Some(&sl) = z.slips.iter().find(|&&s| s > phys) {
+            run_end = run_end.min(sl);
+        }
+        let run = (run_end - phys).min(z.first_lbn + z.lbns - lbn);
+        Located {
+            zone: zi,
+            pbn: self.pbn_of_phys(z, phys),
+            run: run as u32,
+        }
+    }
+
+    /// Angular position of the start of `sector` on the given track, in sectors of that track
+    /// (0..spt), as DiskSim's `g1_map_pbn_skew` computes it: the zone's offset, plus one track
+    /// skew per track switch and one cylinder skew per cylinder switch since the zone's start.
+    #[inline]
+    pub fn sector_angle(&self, zone: usize, cyl: u32, head: u32, sector: u32) -> u32 {
+        let z = &self.zones[zone];
+        let rel_cyl = (cyl - z.first_cyl) as u64;
+        let track = self.head_of_track(z, cyl, head) as u64;
+        let switches = track + (self.surfaces as u64 - 1) * rel_cyl;
+        let spt = z.spt as u64;
+        ((z.first_offset as u64
+            + switches * z.track_skew as u64
+            + rel_cyl * z.cyl_skew as u64
+            + sector as u64)
+            % spt) as u32
+    }
+
+    /// Zone index of a physical cylinder (cylinders between zones belong to no zone; they are
+    /// treated as part of the zone before them for transfer-rate questions).
+    pub fn zone_of_cyl(&self, cyl: u32) -> usize {
+        let i = self.zones.partition_point(|z| z.first_cyl <= cyl);
+        i.saturating_sub(1)
+    }
+}
+
+/// An LBN's place and how far it runs on its track.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Located {
+    pub zone: usize,
+    pub pbn: Pbn,
+    /// LBNs from this one that follow it in consecutive sectors of the same track.
+    pub run: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simple_layout_maps_tracks_then_surfaces_then_cylinders() {
+        let l = Layout::new(
+            2,
+            Sparing::None,
+            SurfaceOrder::Normal,
+            vec![
+                Zone::simple(0, 9, 100, 10, 20),
+                Zone::simple(10, 19, 50, 5, 10),
+            ],
+        )
+        .unwrap();
+        assert_eq!(l.capacity(), 10 * 2 * 100 + 10 * 2 * 50);
+        assert_eq!(
+            l.lbn_to_pbn(0),
+            Pbn {
+                cyl: 0,
+                head: 0,
+                sector: 0
+            }
+        );
+        assert_eq!(
+            l.lbn_to_pbn(100),
+            Pbn {
+                cyl: 0,
+                head: 1,
+                sector: 0
+            }
+        );
+        assert_eq!(
+            l.lbn_to_pbn(200),
+            Pbn {
+                cyl: 1,
+                head: 0,
+                sector: 0
+            }
+        );
+        assert_eq!(
+            l.lbn_to_pbn(2000),
+            Pbn {
+                cyl: 10,
+                head: 0,
+                sector: 0
+            }
+        );
+        let loc = l.locate(150);
+        assert_eq!(loc.run, 50);
+        // skew: track 1 of cylinder 0 starts 10 sectors later, cylinder 1 track 0 is 1 track
+        // switch + 1 cylinder skew later.
+        assert_eq!(l.sector_angle(0, 0, 1, 0), 10);
+        assert_eq!(l.sector_angle(0, 1, 0, 0), 30);
+    }
+
+    #[test]
+    fn slips_push_blocks_within_their_range() {
+        let mut z = Zone::simple(0, 3, 10, 0, 0);
+        z.spares = 2;
+        z.slips = vec![5];
+        let l = Layout::new(
+            1,
+            Sparing::PerRange { cyls: 2 },
+            SurfaceOrder::Normal,
+            vec![z],
+        )
+        .unwrap();
+        // 2 ranges of 20 sectors, 18 LBNs each.
+        assert_eq!(l.capacity(), 36);
+        assert_eq!(l.lbn_to_pbn(4).sector, 4);
+        assert_eq!(l.lbn_to_pbn(5).sector, 6);
+        assert_eq!(l.locate(4).run, 1);
+        assert_eq!(
+            l.lbn_to_pbn(18),
+            Pbn {
+                cyl: 2,
+                head: 0,
+                sector: 0
+            }
+        );
+    }
+
+    #[test]
+    fn serpentine_reverses_odd_cylinders() {
+        let l = Layout::new(
+            3,
+            Sparing::None,
+            SurfaceOrder::SerpentinePerZone,
+            vec![Zone::simple(0, 3, 10, 1, 2)],
+        )
+        .unwrap();
+        assert_eq!(
+            l.lbn_to_pbn(30),
+            Pbn {
+                cyl: 1,
+                head: 2,
+                sector: 0
+            }
+        );
+        assert_eq!(
+            l.lbn_to_pbn(50),
+            Pbn {
+                cyl: 1,
+                head: 0,
+                sector: 0
+            }
+        );
+    }
+}

@@ -1,0 +1,316 @@
+//! Validation against service times measured on real drives.
+//!
+//! DiskSim 4.0 ships, for each validated drive, a trace of 10,000 requests with the service time
+//! the real drive took for each (`R|W Hit|Miss blkno bcount servtime_us next_interarrival_us`).
+//! DiskSim's validate mode replays it closed loop with one request outstanding: request k+1 is
+//! issued `next_interarrival_us` (of line k) after request k completes *in the model*; the
+//! model's service times are compared with the measured ones.
+//!
+//! The comparison is Ruemmler and Wilkes' *demerit figure*: the root mean square of the
+//! horizontal distance between the two cumulative distributions, read at the quantiles
+//! 0.0001, 0.0002, ..., 1.0 (linear interpolation between points), in milliseconds. It rewards
+//! getting the whole distribution right (cache hits, short and long seeks, rotational waits),
+//! not just the mean.
+
+use std::path::{Path, PathBuf};
+
+use crate::{DeviceModel, DiskOp, DiskRequest, Nanos};
+
+/// One line of a validation trace.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TraceRecord {
+    pub op: DiskOp,
+    pub lbn: u64,
+    pub sectors: u32,
+    /// Service time measured on the real drive, in µs.
+    pub measured_us: f64,
+    /// Delay between this request's completion and the next request's issue, in µs.
+    pub next_interarrival_us: f64,
+}
+
+/// A trace that cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error("cannot read trace {}: {message}", path.display())]
+    Io { path: PathBuf, message: String },
+    #[error("{}:{line}: {message}; expected `R|W Hit|Miss blkno bcount servtime_us next_interarrival_us`", path.display())]
+    Line {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("{}: the trace has no requests", path.display())]
+    Empty { path: PathBuf },
+}
+
+/// Reads a DiskSim validation trace.
+pub fn read_trace(path: &Path) -> Result<Vec<TraceRecord>, TraceError> {
+    let text = std::fs::read_to_string(path).map_err(|e| TraceError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    parse_trace(&text, path)
+}
+
+/// Parses trace text; `path` names it in errors.
+pub fn parse_trace(text: &str, path: &Path) -> Result<Vec<TraceRecord>, TraceError> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let l = line.trim();
+        if l.is_empty() {
+            continue;
+        }
+        let err = |message: String| TraceError::Line {
+            path: path.to_path_buf(),
+            line: i + 1,
+            message,
+        };
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() != 6 {
+            return Err(err(format!("{} fields", f.len())));
+        }
+        let op = match f[0] {
+            "R" | "r" => DiskOp::Read,
+            "W" | "w" => DiskOp::Write,
+            o => return Err(err(format!("operation `{o}` is neither R nor W"))),
+        };
+        if !matches!(f[1], "Hit" | "Miss") {
+            return Err(err(format!("`{}` is neither Hit nor Miss", f[1])));
+        }
+        let lbn: u64 = f[2]
+            .parse()
+            .map_err(|_| err(format!("block number `{}` is not a whole number", f[2])))?;
+        let sectors: u32 = f[3].parse().ok().filter(|&n| n > 0).ok_or_else(|| {
+            err(format!(
+                "block count `{}` is not a positive whole number",
+                f[3]
+            ))
+        })?;
+        let num = |s: &str, what: &str| -> Result<f64, TraceError> {
+            s.parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| err(format!("{what} `{s}` is not a number >= 0")))
+        };
+        out.push(TraceRecord {
+            op,
+            lbn,
+            sectors,
+            measured_us: num(f[4], "service time")?,
+            next_interarrival_us: num(f[5], "interarrival time")?,
+        });
+    }
+    if out.is_empty() {
+        return Err(TraceError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(out)
+}
+
+/// Replays a trace closed loop with one request outstanding, as DiskSim's validate mode does.
+/// Returns the model's service time of each request in ms. Requests past the model's capacity
+/// are an error (the caller's trace does not fit the drive).
+pub fn replay(model: &mut dyn DeviceModel, trace: &[TraceRecord]) -> Result<Vec<f64>, String> {
+    let cap = model.capacity_sectors();
+    let mut t: Nanos = 0;
+    let mut out = Vec::with_capacity(trace.len());
+    for (i, r) in trace.iter().enumerate() {
+        if r.lbn + r.sectors as u64 > cap {
+            return Err(format!(
+                "request {} (blocks {}..{}) lies beyond the drive's {} blocks",
+                i + 1,
+                r.lbn,
+                r.lbn + r.sectors as u64,
+                cap
+            ));
+        }
+        let c = model.submit(
+            &DiskRequest {
+                op: r.op,
+                lbn: r.lbn,
+                sectors: r.sectors,
+            },
+            t,
+        );
+        out.push((c.finish - t) as f64 / 1e6);
+        t = c.finish + (r.next_interarrival_us * 1000.0).round() as Nanos;
+    }
+    Ok(out)
+}
+
+/// Value of the empirical distribution of sorted `xs` at quantile `q` (0 < q <= 1), linear
+/// between points: quantile k/n is the k-th smallest value.
+fn quantile(xs: &[f64], q: f64) -> f64 {
+    let n = xs.len();
+    let h = q * n as f64 - 1.0;
+    if h <= 0.0 {
+        return xs[0];
+    }
+    let lo = h.floor() as usize;
+    if lo + 1 >= n {
+        return xs[n - 1];
+    }
+    let f = h - lo as f64;
+    xs[lo] + f * (xs[lo + 1] - xs[lo])
+}
+
+/// Ruemmler–Wilkes demerit (ms): RMS difference of the two distributions over the quantiles
+/// 0.0001, 0.0002, ..., 1.0.
+pub fn demerit(model_ms: &[f64], measured_ms: &[f64]) -> f64 {
+    if model_ms.is_empty() || measured_ms.is_empty() {
+        return f64::NAN;
+    }
+    let mut a = model_ms.to_vec();
+    let mut b = measured_ms.to_vec();
+    a.sort_by(f64::total_cmp);
+    b.sort_by(f64::total_cmp);
+    let mut sum = 0.0;
+    for k in 1..=10_000 {
+        let q = k as f64 / 10_000.0;
+        let d = quantile(&a, q) - quantile(&b, q);
+        sum += d * d;
+    }
+    (sum / 10_000.0).sqrt()
+}
+
+/// DiskSim 4.0's own demerit (ms) on its shipped validation traces, by drive file name.
+// 0.318 is DiskSim's published figure for the Cheetah 4LP, not an approximation of 1/π.
+#[allow(clippy::approx_constant)]
+pub fn disksim_reference_demerit(name: &str) -> Option<f64> {
+    match name {
+        "cheetah4LP" => Some(0.318),
+        "atlas10k" => Some(0.268),
+        "barracuda" => Some(0.348),
+        "ibm18es" => Some(0.136),
+        _ => None,
+    }
+}
+
+/// One request of a validation run.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct RequestResult {
+    pub index: usize,
+    pub op: DiskOp,
+    pub sector: u64,
+    pub sectors: u32,
+    pub measured_ms: f64,
+    pub model_ms: f64,
+}
+
+/// Summary of a validation run.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ValidationReport {
+    pub drive: String,
+    pub requests: usize,
+    pub demerit_ms: f64,
+    /// DiskSim 4.0's demerit on the same trace, when known.
+    pub disksim_demerit_ms: Option<f64>,
+    pub mean_measured_ms: f64,
+    pub mean_model_ms: f64,
+    pub mean_measured_read_ms: f64,
+    pub mean_model_read_ms: f64,
+    pub mean_measured_write_ms: f64,
+    pub mean_model_write_ms: f64,
+    #[serde(skip)]
+    pub per_request: Vec<RequestResult>,
+}
+
+/// Why a validation could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ValidateError {
+    #[error(transparent)]
+    Model(#[from] crate::DiskSimError),
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    #[error("{}: {message}", trace.display())]
+    Replay { trace: PathBuf, message: String },
+}
+
+fn mean(xs: impl Iterator<Item = f64>) -> f64 {
+    let (s, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    if n == 0 {
+        0.0
+    } else {
+        s / n as f64
+    }
+}
+
+/// Loads a DiskSim drive, replays its trace and compares.
+pub fn validate(parv: &Path, trace_path: &Path) -> Result<ValidationReport, ValidateError> {
+    let mut model = crate::load_disksim(parv)?;
+    let trace = read_trace(trace_path)?;
+    let stem = parv
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    validate_model(&mut model, &trace, &stem).map_err(|message| ValidateError::Replay {
+        trace: trace_path.to_path_buf(),
+        message,
+    })
+}
+
+/// Replays `trace` on `model` and compares; `drive` names the drive (the `.parv` file stem, which
+/// also selects DiskSim's reference figure).
+pub fn validate_model(
+    model: &mut dyn DeviceModel,
+    trace: &[TraceRecord],
+    drive: &str,
+) -> Result<ValidationReport, String> {
+    let model_ms = replay(model, trace)?;
+    let measured: Vec<f64> = trace.iter().map(|r| r.measured_us / 1000.0).collect();
+    let per_request: Vec<RequestResult> = trace
+        .iter()
+        .zip(&model_ms)
+        .enumerate()
+        .map(|(i, (r, &m))| RequestResult {
+            index: i,
+            op: r.op,
+            sector: r.lbn,
+            sectors: r.sectors,
+            measured_ms: r.measured_us / 1000.0,
+            model_ms: m,
+        })
+        .collect();
+    let of = |op: DiskOp, f: fn(&RequestResult) -> f64| {
+        mean(per_request.iter().filter(|r| r.op == op).map(f))
+    };
+    Ok(ValidationReport {
+        drive: drive.to_string(),
+        requests: trace.len(),
+        demerit_ms: demerit(&model_ms, &measured),
+        disksim_demerit_ms: disksim_reference_demerit(drive),
+        mean_measured_ms: mean(measured.iter().copied()),
+        mean_model_ms: mean(model_ms.iter().copied()),
+        mean_measured_read_ms: of(DiskOp::Read, |r| r.measured_ms),
+        mean_model_read_ms: of(DiskOp::Read, |r| r.model_ms),
+        mean_measured_write_ms: of(DiskOp::Write, |r| r.measured_ms),
+        mean_model_write_ms: of(DiskOp::Write, |r| r.model_ms),
+        per_request,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn demerit_of_identical_distributions_is_zero_and_of_a_shift_is_the_shift() {
+        let a: Vec<f64> = (0..1000).map(|i| i as f64 * 0.01).collect();
+        assert!(demerit(&a, &a).abs() < 1e-12);
+        let b: Vec<f64> = a.iter().map(|x| x + 0.5).collect();
+        assert!((demerit(&a, &b) - 0.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn bad_trace_line_names_file_and_line() {
+        let e = parse_trace(
+            "R Hit 1 4 100.0 200.0\nR Hit x 4 1 2\n",
+            Path::new("t.trace"),
+        )
+        .unwrap_err();
+        let s = e.to_string();
+        assert!(s.contains("t.trace:2"), "{s}");
+        assert!(s.contains("block number"), "{s}");
+    }
+}

@@ -1,0 +1,237 @@
+//! The DiskSim importer on broken copies of the shipped files: every error names the file, the
+//! line and the parameter, and says what would be valid.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use antsched_disk::{load_disksim, DeviceModel, DiskSimError};
+
+fn data_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/disksim");
+    assert!(
+        dir.join("cheetah4LP.parv").is_file(),
+        "DiskSim data not found at {}; these tests need it",
+        dir.display()
+    );
+    dir
+}
+
+/// A private copy of the Cheetah 4LP files, removed when dropped.
+struct Copy(PathBuf);
+
+impl Drop for Copy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl std::ops::Deref for Copy {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+/// A private copy of the Cheetah 4LP files, with `edit` applied to one of them.
+fn broken_copy(file: &str, edit: impl FnOnce(String) -> String) -> Copy {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "antsched-disk-importer-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut edit = Some(edit);
+    for ext in ["parv", "diskspecs", "model", "seek"] {
+        let name = format!("cheetah4LP.{ext}");
+        let mut text = std::fs::read_to_string(data_dir().join(&name)).unwrap();
+        if name == file {
+            text = (edit.take().unwrap())(text);
+        }
+        std::fs::write(dir.join(&name), text).unwrap();
+    }
+    std::fs::write(dir.join("statdefs"), "").unwrap();
+    Copy(dir)
+}
+
+fn load(dir: &Path) -> Result<antsched_disk::HddModel, DiskSimError> {
+    load_disksim(dir.join("cheetah4LP.parv"))
+}
+
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines().position(|l| l.contains(needle)).unwrap() + 1
+}
+
+#[test]
+fn the_shipped_files_load() {
+    for d in ["cheetah4LP", "atlas10k", "barracuda", "ibm18es"] {
+        let m = load_disksim(data_dir().join(format!("{d}.parv"))).unwrap();
+        assert!(m.capacity_sectors() > 4_000_000, "{d}");
+    }
+}
+
+#[test]
+fn unknown_parameter_is_named_with_file_and_line() {
+    let dir = broken_copy("cheetah4LP.diskspecs", |t| {
+        t.replace("Print stats = 1,", "Print stats = 1,\n   Turbo mode = 1,")
+    });
+    let text = std::fs::read_to_string(dir.join("cheetah4LP.diskspecs")).unwrap();
+    let e = load(&dir).unwrap_err().to_string();
+    let want = format!("cheetah4LP.diskspecs:{}", line_of(&text, "Turbo mode"));
+    assert!(e.contains(&want), "{e}");
+    assert!(
+        e.contains("`Turbo mode`") && e.contains("valid parameters"),
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_number_is_named_with_file_line_and_parameter() {
+    let dir = broken_copy("cheetah4LP.model", |t| {
+        t.replace(
+            "Rotation speed (in rpms) = 10033",
+            "Rotation speed (in rpms) = fast",
+        )
+    });
+    let text = std::fs::read_to_string(dir.join("cheetah4LP.model")).unwrap();
+    let e = load(&dir).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!(
+            "cheetah4LP.model:{}",
+            line_of(&text, "Rotation speed")
+        )),
+        "{e}"
+    );
+    assert!(
+        e.contains("Rotation speed (in rpms)") && e.contains("expected a number"),
+        "{e}"
+    );
+}
+
+#[test]
+fn out_of_range_value_says_what_is_valid() {
+    let dir = broken_copy("cheetah4LP.diskspecs", |t| {
+        t.replace("Fast write level = 1", "Fast write level = 7")
+    });
+    let e = load(&dir).unwrap_err().to_string();
+    assert!(
+        e.contains("Fast write level") && e.contains("from 0 to 2"),
+        "{e}"
+    );
+}
+
+#[test]
+fn truncated_file_is_a_syntax_error_with_its_line() {
+    let dir = broken_copy("cheetah4LP.model", |t| t[..t.len() / 2].to_string());
+    let e = load(&dir).unwrap_err();
+    assert!(matches!(e, DiskSimError::Syntax { .. }), "{e}");
+    let e = e.to_string();
+    assert!(
+        e.contains("cheetah4LP.model:") && e.contains("not closed"),
+        "{e}"
+    );
+}
+
+#[test]
+fn missing_sourced_file_names_it_and_where_it_was_sourced() {
+    let dir = broken_copy("cheetah4LP.parv", |t| t);
+    std::fs::remove_file(dir.join("cheetah4LP.model")).unwrap();
+    let e = load(&dir).unwrap_err().to_string();
+    assert!(
+        e.contains("cheetah4LP.model")
+            && e.contains("sourced at")
+            && e.contains("cheetah4LP.diskspecs:2"),
+        "{e}"
+    );
+}
+
+#[test]
+fn missing_seek_file_is_reported() {
+    let dir = broken_copy("cheetah4LP.parv", |t| t);
+    std::fs::remove_file(dir.join("cheetah4LP.seek")).unwrap();
+    let e = load(&dir).unwrap_err().to_string();
+    assert!(
+        e.contains("cheetah4LP.seek") && e.contains("sourced at"),
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_seek_table_line_is_reported() {
+    let dir = broken_copy("cheetah4LP.seek", |t| {
+        t.replace("100,\t2.70500", "100,\tslow")
+    });
+    let text = std::fs::read_to_string(dir.join("cheetah4LP.seek")).unwrap();
+    let e = load(&dir).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("cheetah4LP.seek:{}", line_of(&text, "slow"))),
+        "{e}"
+    );
+}
+
+#[test]
+fn unsupported_values_are_refused_with_the_supported_ones() {
+    let cases = [
+        (
+            "cheetah4LP.model",
+            "Seek type = extracted",
+            "Seek type = hpl",
+            "extracted",
+        ),
+        (
+            "cheetah4LP.model",
+            "Percent error in rpms = 0.000000",
+            "Percent error in rpms = 0.5",
+            "0",
+        ),
+        (
+            "cheetah4LP.model",
+            "Sparing scheme used = 8",
+            "Sparing scheme used = 3",
+            "per cylinder range",
+        ),
+        (
+            "cheetah4LP.diskspecs",
+            "Read-ahead on idle hit = 0",
+            "Read-ahead on idle hit = 1",
+            "supported: 0",
+        ),
+        (
+            "cheetah4LP.diskspecs",
+            "Data preparation overhead = 0.000000",
+            "Data preparation overhead = 0.2",
+            "supported: 0",
+        ),
+        (
+            "cheetah4LP.parv",
+            "Arbitration time = 0.0,",
+            "Arbitration time = 0.1,",
+            "supported: 0",
+        ),
+    ];
+    for (file, from, to, supported) in cases {
+        let dir = broken_copy(file, |t| {
+            assert!(t.contains(from), "{from}");
+            t.replacen(from, to, 1)
+        });
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let e = load(&dir).unwrap_err();
+        assert!(matches!(e, DiskSimError::Unsupported { .. }), "{to}: {e}");
+        let e = e.to_string();
+        let key = to.split(" = ").next().unwrap();
+        assert!(e.contains(&format!("{file}:{}", line_of(&text, to))), "{e}");
+        assert!(e.contains(key) && e.contains(supported), "{e}");
+    }
+}
+
+#[test]
+fn unknown_block_type_is_refused() {
+    let dir = broken_copy("cheetah4LP.parv", |t| {
+        t + "\ndisksim_cachemem C { Cache size = 1 }\n"
+    });
+    let e = load(&dir).unwrap_err().to_string();
+    assert!(
+        e.contains("disksim_cachemem") && e.contains("valid top-level blocks"),
+        "{e}"
+    );
+}

@@ -1,0 +1,92 @@
+//! The imported DiskSim 4.0 drives against the service times measured on the real drives.
+//!
+//! The data ship with the project at `../shared/data/disksim/` (beside the repository). If they
+//! are missing the test fails with the path it looked at: a skipped validation would hide a
+//! model regression.
+
+use std::path::PathBuf;
+
+use antsched_disk::validate::{disksim_reference_demerit, validate};
+
+fn data_dir() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = manifest.join("../../../shared/data/disksim");
+    assert!(
+        dir.join("cheetah4LP.parv").is_file(),
+        "DiskSim validation data not found at {} (expected ../shared/data/disksim beside the \
+         repository, as on CI); these tests need it",
+        dir.display()
+    );
+    dir
+}
+
+fn check(drive: &str) {
+    let dir = data_dir();
+    let r = validate(
+        &dir.join(format!("{drive}.parv")),
+        &dir.join(format!("{drive}.trace")),
+    )
+    .unwrap_or_else(|e| panic!("{drive}: {e}"));
+    let reference = disksim_reference_demerit(drive).unwrap();
+    eprintln!(
+        "{drive}: demerit {:.3} ms (DiskSim 4.0 {reference:.3} ms), mean {:.3} measured vs {:.3} model",
+        r.demerit_ms, r.mean_measured_ms, r.mean_model_ms
+    );
+    assert_eq!(r.requests, 10_000);
+    assert!(
+        r.demerit_ms <= reference,
+        "{drive}: demerit {:.3} ms is above DiskSim 4.0's {reference:.3} ms",
+        r.demerit_ms
+    );
+    // The means must agree too (within 5%): a right distribution with a wrong mean is luck.
+    assert!((r.mean_model_ms - r.mean_measured_ms).abs() <= 0.05 * r.mean_measured_ms);
+}
+
+#[test]
+fn cheetah4lp_demerit_at_or_below_disksim() {
+    check("cheetah4LP");
+}
+
+#[test]
+fn atlas10k_demerit_at_or_below_disksim() {
+    check("atlas10k");
+}
+
+#[test]
+fn barracuda_demerit_at_or_below_disksim() {
+    check("barracuda");
+}
+
+#[test]
+fn ibm18es_demerit_at_or_below_disksim() {
+    check("ibm18es");
+}
+
+/// `positioning_time` asked just before `submit` predicts the positioning `submit` reports, on
+/// every request of the four real workloads (hits, read-ahead rides, misses and writes).
+#[test]
+fn positioning_time_predicts_submit_on_the_validation_workloads() {
+    use antsched_disk::{load_disksim, DeviceModel, DiskRequest};
+    let dir = data_dir();
+    for drive in ["cheetah4LP", "atlas10k", "barracuda", "ibm18es"] {
+        let mut m = load_disksim(dir.join(format!("{drive}.parv"))).unwrap();
+        let trace =
+            antsched_disk::validate::read_trace(&dir.join(format!("{drive}.trace"))).unwrap();
+        let mut t = 0u64;
+        for (i, r) in trace.iter().enumerate() {
+            let req = DiskRequest {
+                op: r.op,
+                lbn: r.lbn,
+                sectors: r.sectors,
+            };
+            let p = m.positioning_time(&req, t);
+            let c = m.submit(&req, t);
+            assert!(
+                p.abs_diff(c.service.positioning()) <= 3,
+                "{drive} request {i}: predicted {p} ns, submit says {:?}",
+                c.service
+            );
+            t = c.finish + (r.next_interarrival_us * 1000.0) as u64;
+        }
+    }
+}
