@@ -123,6 +123,9 @@ pub struct CacheParams {
     pub segment_sectors: u32,
     /// A segment reserved for write data (so writes do not evict read-ahead).
     pub separate_write_segment: bool,
+    /// At most this many segments hold write data (0: no limit); a write beyond it reuses the
+    /// least recently used write segment, so writes cannot flush the read-ahead of every stream.
+    pub write_segments: u32,
     pub read_ahead: ReadAhead,
     /// The next request waits until at least this many sectors were prefetched.
     pub min_read_ahead: u32,
@@ -164,6 +167,7 @@ impl CacheParams {
             segments: 0,
             segment_sectors: 0,
             separate_write_segment: false,
+            write_segments: 0,
             read_ahead: ReadAhead::Off,
             min_read_ahead: 0,
             max_read_ahead: 0,
@@ -620,6 +624,22 @@ impl HddModel {
         } else {
             self.segs.len()
         };
+        let limit = self.spec.p.cache.write_segments as usize;
+        if for_write && limit > 0 {
+            let writes = self.segs[..n].iter().filter(|s| s.valid && s.write).count();
+            if writes >= limit {
+                let mut best: Option<usize> = None;
+                for i in 0..n {
+                    let s = &self.segs[i];
+                    if s.valid && s.write && best.is_none_or(|b| s.lru < self.segs[b].lru) {
+                        best = Some(i);
+                    }
+                }
+                if let Some(b) = best {
+                    return b;
+                }
+            }
+        }
         let mut best = 0;
         for i in 0..n {
             let s = &self.segs[i];
@@ -804,10 +824,10 @@ impl HddModel {
                     return (
                         done,
                         ServiceBreakdown {
-                            overhead: to_ns(ovh + self.spec.p.overheads.read_complete),
+                            overhead: to_ns(ovh),
                             seek: 0,
                             rotation: 0,
-                            transfer: to_ns(n as f64 * bus),
+                            transfer: to_ns(n as f64 * bus + self.spec.p.overheads.read_complete),
                             cache_hit: true,
                         },
                     );
@@ -935,7 +955,8 @@ impl HddModel {
         let bus = self.spec.p.bus_ms_per_sector;
         let ovh = self.overhead(DiskOp::Read, partial);
         let end = lbn + n;
-        let mut b = t + ovh;
+        // Blocks cached before the prefetch started cross the bus first.
+        let mut b = t + ovh + pf.from.saturating_sub(lbn).min(n) as f64 * bus;
         let mut pos = pf.from;
         let mut last_end = pf.t;
         let w = self.walk(
@@ -985,10 +1006,10 @@ impl HddModel {
         (
             done,
             ServiceBreakdown {
-                overhead: to_ns(ovh + self.spec.p.overheads.read_complete),
+                overhead: to_ns(ovh),
                 seek: 0,
                 rotation: 0,
-                transfer: to_ns(done - (t + ovh) - self.spec.p.overheads.read_complete),
+                transfer: to_ns(done - (t + ovh)),
                 cache_hit: true,
             },
         )
@@ -1086,10 +1107,10 @@ impl HddModel {
             (
                 done,
                 ServiceBreakdown {
-                    overhead: to_ns(ovh + (t_acc - t) + self.spec.p.overheads.write_complete),
+                    overhead: to_ns(ovh + (t_acc - t)),
                     seek: 0,
                     rotation: 0,
-                    transfer: to_ns(n as f64 * bus),
+                    transfer: to_ns(n as f64 * bus + self.spec.p.overheads.write_complete),
                     cache_hit: true,
                 },
             )
@@ -1098,12 +1119,10 @@ impl HddModel {
             (
                 done,
                 ServiceBreakdown {
-                    overhead: to_ns(
-                        ovh + (t_mech - t_bus_start) + self.spec.p.overheads.write_complete,
-                    ),
+                    overhead: to_ns(ovh + (t_mech - t_bus_start)),
                     seek: to_ns(w.seek),
                     rotation: to_ns(w.rot),
-                    transfer: to_ns(done - w.t_first - self.spec.p.overheads.write_complete),
+                    transfer: to_ns(done - w.t_first),
                     cache_hit: false,
                 },
             )
@@ -1113,46 +1132,83 @@ impl HddModel {
     /// Positioning (overhead + seek + rotation) of a request started at `t` from the current
     /// state, without changing it.
     fn positioning_ms(&self, req: &DiskRequest, t: f64) -> f64 {
+        // Mirrors the decisions of `read` and `write` without their side effects.
         let cache = &self.spec.p.cache;
         let n = req.sectors.max(1) as u64;
         let lbn = req.lbn.min(self.spec.layout.capacity().saturating_sub(n));
+        let end = lbn + n;
         let pf_state = self.st.prefetch.map(|p| (p, self.prefetch_at(&p, t)));
-        let (mut cyl, mut head, mut mech_free) = (self.st.cyl, self.st.head, self.st.mech_free);
         let write = req.op == DiskOp::Write;
         if write && cache.enabled && cache.write_back != WriteBack::Off && !self.segs.is_empty() {
-            // The host sees only the command overhead; the media work happens later.
-            return self.overhead(DiskOp::Write, true);
+            // The host sees only the command overhead (after any destage it must wait for);
+            // the media work happens later.
+            let wseg = self.lru_seg(true);
+            let s = &self.segs[wseg];
+            let appends = s.valid && s.write && s.end == lbn;
+            let wait = if !appends && cache.write_back == WriteBack::Sequential {
+                // The read-ahead stops at once (or runs to its end) before the destage.
+                let mut free = self.st.mech_free;
+                if let Some(pf) = self.st.prefetch {
+                    let until = if cache.write_stops_prefetch {
+                        t
+                    } else {
+                        f64::INFINITY
+                    };
+                    free = free.max(self.prefetch_at(&pf, until).3);
+                }
+                (free - t).max(0.0)
+            } else {
+                0.0
+            };
+            let hit = appends || cache.write_back == WriteBack::All;
+            return wait + self.overhead(DiskOp::Write, hit);
         }
         if !write && cache.enabled {
             let pf_seg = pf_state.map(|(p, s)| (p.seg, s.0));
-            if let Some((_, seg_end)) = self.find_seg(lbn, pf_seg) {
-                if lbn + n <= seg_end || cache.partial_hits {
+            if let Some((si, seg_end)) = self.find_seg(lbn, pf_seg) {
+                if end <= seg_end {
                     return self.overhead(DiskOp::Read, true);
+                }
+                if let Some((p, (done_lbn, ..))) = pf_state {
+                    if cache.partial_hits
+                        && p.seg == si
+                        && seg_end == done_lbn.max(self.segs[si].end)
+                        && done_lbn < p.limit
+                    {
+                        return self.overhead(DiskOp::Read, true);
+                    }
                 }
             } else if let Some((p, (done, _, _, _, active))) = pf_state {
                 if cache.almost_read_hits && active && lbn == done && lbn < p.limit {
-                    return self.overhead(DiskOp::Read, true);
+                    return self.overhead(DiskOp::Read, false);
                 }
             }
         }
         let ovh = self.overhead(req.op, false);
-        if let Some((_, (_, c, h, free, _))) = pf_state {
+        let (mut cyl, mut head, mut mech_free) = (self.st.cyl, self.st.head, self.st.mech_free);
+        // A miss aborts the read-ahead once the command is decoded.
+        if let Some(pf) = self.st.prefetch {
+            let (_, c, h, free, _) = self.prefetch_at(&pf, t + ovh);
             cyl = c;
             head = h;
             mech_free = mech_free.max(free);
         }
         let t_mech = (t + ovh).max(mech_free);
-        let w = self.walk(
-            cyl,
-            head,
-            t_mech,
-            lbn,
-            1,
-            write,
-            false,
-            f64::NEG_INFINITY,
-            |_| false,
-        );
+        let (immed, not_before) = if write {
+            let bus = self.spec.p.bus_ms_per_sector;
+            let loc = self.spec.layout.locate(lbn);
+            let zst = self.spec.period / self.spec.layout.zones[loc.zone].spt as f64;
+            let bus_end = t + ovh + n as f64 * bus;
+            (
+                cache.immediate_write,
+                (t + ovh + bus).max(bus_end - (n as f64 - 1.0) * zst),
+            )
+        } else {
+            (cache.immediate_read, f64::NEG_INFINITY)
+        };
+        let w = self.walk(cyl, head, t_mech, lbn, n, write, immed, not_before, |_| {
+            false
+        });
         w.t_first - t
     }
 }

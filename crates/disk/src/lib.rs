@@ -27,7 +27,7 @@
 //!
 //! # Where the numbers come from
 //!
-//! * [`presets`]: built-in drives (the IBM Deskstar 34GXP of the paper, the Seagate Cheetah 15K
+//! * [`presets`](mod@presets): built-in drives (the IBM Deskstar 34GXP of the paper, the Seagate Cheetah 15K
 //!   of its section 4.8, a current 7,200 rpm drive, a SATA and an NVMe SSD), each with the
 //!   sources of its figures.
 //! * [`disksim`]: an importer for DiskSim 4.0's validated drive descriptions (`.parv`,

@@ -190,6 +190,7 @@ fn modern_cache(segments: u32, segment_sectors: u32) -> CacheParams {
         segments,
         segment_sectors,
         separate_write_segment: false,
+        write_segments: segments / 4,
         read_ahead: ReadAhead::Segment,
         min_read_ahead: 0,
         max_read_ahead: segment_sectors,

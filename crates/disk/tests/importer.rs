@@ -16,8 +16,24 @@ fn data_dir() -> PathBuf {
     dir
 }
 
+/// A private copy of the Cheetah 4LP files, removed when dropped.
+struct Copy(PathBuf);
+
+impl Drop for Copy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl std::ops::Deref for Copy {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
 /// A private copy of the Cheetah 4LP files, with `edit` applied to one of them.
-fn broken_copy(file: &str, edit: impl FnOnce(String) -> String) -> PathBuf {
+fn broken_copy(file: &str, edit: impl FnOnce(String) -> String) -> Copy {
     static N: AtomicUsize = AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!(
         "antsched-disk-importer-{}-{}",
@@ -35,7 +51,7 @@ fn broken_copy(file: &str, edit: impl FnOnce(String) -> String) -> PathBuf {
         std::fs::write(dir.join(&name), text).unwrap();
     }
     std::fs::write(dir.join("statdefs"), "").unwrap();
-    dir
+    Copy(dir)
 }
 
 fn load(dir: &Path) -> Result<antsched_disk::HddModel, DiskSimError> {

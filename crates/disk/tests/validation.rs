@@ -61,3 +61,32 @@ fn barracuda_demerit_at_or_below_disksim() {
 fn ibm18es_demerit_at_or_below_disksim() {
     check("ibm18es");
 }
+
+/// `positioning_time` asked just before `submit` predicts the positioning `submit` reports, on
+/// every request of the four real workloads (hits, read-ahead rides, misses and writes).
+#[test]
+fn positioning_time_predicts_submit_on_the_validation_workloads() {
+    use antsched_disk::{load_disksim, DeviceModel, DiskRequest};
+    let dir = data_dir();
+    for drive in ["cheetah4LP", "atlas10k", "barracuda", "ibm18es"] {
+        let mut m = load_disksim(dir.join(format!("{drive}.parv"))).unwrap();
+        let trace =
+            antsched_disk::validate::read_trace(&dir.join(format!("{drive}.trace"))).unwrap();
+        let mut t = 0u64;
+        for (i, r) in trace.iter().enumerate() {
+            let req = DiskRequest {
+                op: r.op,
+                lbn: r.lbn,
+                sectors: r.sectors,
+            };
+            let p = m.positioning_time(&req, t);
+            let c = m.submit(&req, t);
+            assert!(
+                p.abs_diff(c.service.positioning()) <= 3,
+                "{drive} request {i}: predicted {p} ns, submit says {:?}",
+                c.service
+            );
+            t = c.finish + (r.next_interarrival_us * 1000.0) as u64;
+        }
+    }
+}

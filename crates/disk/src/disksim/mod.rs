@@ -814,8 +814,7 @@ fn build_disk(d: &Block, path_bus: f64) -> Result<HddModel, DiskSimError> {
         "Maximum number of write segments",
         0,
         nsegs.max(1) as i64,
-    )?;
-    let _ = wsegs;
+    )? as u32;
     let enable = int(d, "Enable caching in buffer", 0, 2)?;
     if enable == 2 {
         return Err(DiskSimError::unsupported(
@@ -885,6 +884,7 @@ fn build_disk(d: &Block, path_bus: f64) -> Result<HddModel, DiskSimError> {
         segments: nsegs,
         segment_sectors: segsize,
         separate_write_segment: flag(d, "Use separate write segment")?,
+        write_segments: wsegs,
         read_ahead,
         min_read_ahead: min_ra,
         max_read_ahead: max_ra,

@@ -1,0 +1,123 @@
+//! `antsched disks` and `antsched disk validate` as a user runs them.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_antsched"))
+}
+
+fn data_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/disksim");
+    assert!(
+        dir.join("ibm18es.parv").is_file(),
+        "DiskSim data not found at {}",
+        dir.display()
+    );
+    dir
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("antsched-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn disks_lists_every_preset() {
+    let out = bin().arg("disks").output().unwrap();
+    assert!(out.status.success());
+    let s = String::from_utf8(out.stdout).unwrap();
+    for name in [
+        "deskstar-34gxp",
+        "cheetah-15k",
+        "ultrastar-hc310",
+        "sata-ssd",
+        "nvme-ssd",
+    ] {
+        assert!(s.contains(name), "{s}");
+    }
+}
+
+#[test]
+fn validate_prints_both_demerits_and_writes_csv_and_json() {
+    let dir = data_dir();
+    let tmp = scratch("ok");
+    let csv = tmp.join("per-request.csv");
+    let json = tmp.join("report.json");
+    let out = bin()
+        .args(["disk", "validate"])
+        .arg(dir.join("ibm18es.parv"))
+        .arg(dir.join("ibm18es.trace"))
+        .arg("--json")
+        .arg(&json)
+        .arg("--per-request")
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        s.contains("demerit") && s.contains("DiskSim 4.0: 0.136 ms"),
+        "{s}"
+    );
+    let c = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = c.lines();
+    assert_eq!(
+        lines.next(),
+        Some("index,op,sector,sectors,measured_ms,model_ms")
+    );
+    assert_eq!(lines.count(), 10_000);
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(j["demerit_ms"].as_f64().unwrap() <= 0.136);
+    std::fs::remove_dir_all(tmp).ok();
+}
+
+#[test]
+fn a_bad_trace_line_fails_with_file_and_line_and_writes_nothing() {
+    let dir = data_dir();
+    let tmp = scratch("bad");
+    let trace = tmp.join("bad.trace");
+    let mut text = std::fs::read_to_string(dir.join("ibm18es.trace")).unwrap();
+    text.push_str("R Hit notanumber 4 100.0 100.0\n");
+    std::fs::write(&trace, text).unwrap();
+    let csv = tmp.join("out.csv");
+    let out = bin()
+        .args(["disk", "validate"])
+        .arg(dir.join("ibm18es.parv"))
+        .arg(&trace)
+        .arg("--per-request")
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let e = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        e.contains("bad.trace:10001") && e.contains("block number"),
+        "{e}"
+    );
+    assert!(!csv.exists());
+    std::fs::remove_dir_all(tmp).ok();
+}
+
+#[test]
+fn a_missing_model_file_is_a_clear_error() {
+    let out = bin()
+        .args([
+            "disk",
+            "validate",
+            "/nonexistent/x.parv",
+            "/nonexistent/x.trace",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let e = String::from_utf8(out.stderr).unwrap();
+    assert!(e.contains("/nonexistent/x.parv"), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+}
