@@ -4,6 +4,8 @@
 mod disk;
 mod disks;
 mod output;
+mod paper;
+mod plots;
 mod progress;
 mod schedulers;
 mod sim;
@@ -23,6 +25,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Reproduce the SOSP 2001 paper's microbenchmarks on the model of its disk.
+    Paper(paper::Args),
     /// List every scheduler with its tunables and their defaults.
     Schedulers,
     /// Every built-in disk model with its key figures.
@@ -36,6 +40,7 @@ enum Command {
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
+        Command::Paper(a) => paper::run(a),
         Command::Schedulers => schedulers::run(&mut std::io::stdout().lock()),
         Command::Disks(a) => disks::run(a),
         Command::Disk(a) => disk::run(a),

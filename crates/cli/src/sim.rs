@@ -52,7 +52,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 /// scheduler's waits, and the simulator's speed.
 pub fn table(runs: &[RunReport]) -> String {
     let mut out = String::new();
-    let w = runs.iter().map(|r| r.scheduler.len()).max().unwrap_or(9).max(9);
+    let w = runs
+        .iter()
+        .map(|r| r.scheduler.len())
+        .max()
+        .unwrap_or(9)
+        .max(9);
     out += &format!(
         "{:w$}  {:>8}  {:>5}  {:>27}  {:>17}  {:>10}\n",
         "scheduler", "MB/s", "util", "per context MB/s (share)", "waits/hits/t.o.", "sim req/s"
@@ -71,7 +76,8 @@ pub fn table(runs: &[RunReport]) -> String {
             r.utilization,
             per.join(" "),
             format!("{}/{}/{}", a.waits, a.hits, a.timeouts),
-            r.sim.map_or("-".into(), |s| format!("{:.0}", s.requests_per_s)),
+            r.sim
+                .map_or("-".into(), |s| format!("{:.0}", s.requests_per_s)),
         );
     }
     out

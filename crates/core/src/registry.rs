@@ -35,6 +35,9 @@ pub struct BuildEnv {
     pub seed: u64,
     /// The exact estimator, where a device model is known.
     pub exact: Option<ExactEstimatorFactory>,
+    /// A curve calibrated on the device model, as `antsched calibrate --emulate` measures it
+    /// (the paper's estimator, section 3.6), where a device model is known.
+    pub calibrated: Option<ExactEstimatorFactory>,
 }
 
 /// How a tunable's value is read and checked.
@@ -46,7 +49,7 @@ pub enum TunableKind {
     Real { min: f64, max: f64 },
     /// An integer in `[min, max]`.
     Integer { min: u64, max: u64 },
-    /// `auto`, `exact`, `seek`, or the path of a positioning-curve JSON file.
+    /// `auto`, `exact`, `calibrated`, `seek`, or the path of a positioning-curve JSON file.
     Estimator,
 }
 
@@ -82,6 +85,8 @@ pub enum EstimatorChoice {
     /// Exact where the driver has a device model, else seek distance.
     Auto,
     Exact,
+    /// A curve fitted to the device model.
+    Calibrated,
     Seek,
     Curve(String),
 }
@@ -139,6 +144,17 @@ impl Tunables {
         Ok(match (choice, &env.exact) {
             (EstimatorChoice::Auto | EstimatorChoice::Exact, Some(exact)) => exact(),
             (EstimatorChoice::Auto | EstimatorChoice::Seek, _) => Box::new(SeekDistanceEstimator::new()),
+            (EstimatorChoice::Calibrated, _) => match &env.calibrated {
+                Some(f) => f(),
+                None => {
+                    return Err(SpecError::Build {
+                        scheduler: self.scheduler.clone(),
+                        message: "estimator=calibrated needs a device model to calibrate on, and this device has none; \
+                                  measure one with `antsched calibrate PATH --out CURVE.json` and use estimator=CURVE.json"
+                            .into(),
+                    })
+                }
+            },
             (EstimatorChoice::Exact, None) => {
                 return Err(SpecError::Build {
                     scheduler: self.scheduler.clone(),
@@ -191,8 +207,13 @@ fn parse_value(kind: TunableKind, raw: &str) -> Result<Value, String> {
         TunableKind::Estimator => Ok(Value::Estimator(match raw {
             "auto" => EstimatorChoice::Auto,
             "exact" => EstimatorChoice::Exact,
+            "calibrated" => EstimatorChoice::Calibrated,
             "seek" => EstimatorChoice::Seek,
-            "" => return Err("auto, exact, seek, or the path of a curve JSON file".into()),
+            "" => {
+                return Err(
+                    "auto, exact, calibrated, seek, or the path of a curve JSON file".into(),
+                )
+            }
             path => EstimatorChoice::Curve(path.to_string()),
         })),
     }
@@ -224,7 +245,7 @@ pub mod tunables {
         "requests the device accepts at once (1: an IDE disk without tagged queueing)"
     );
     tunable!(ESTIMATOR, "estimator", "auto", TunableKind::Estimator,
-        "positioning-time estimator: exact (the device model), seek (distance), CURVE.json (calibrated), auto (exact where known)");
+        "positioning-time estimator: exact (the device model), calibrated (an LBN-distance curve fitted to it, as the paper's), seek (distance), CURVE.json, auto (exact where known)");
     tunable!(
         THINK_BUCKET,
         "think_bucket",
@@ -487,11 +508,12 @@ pub fn resolve(spec: &Spec) -> Result<Tunables, SpecError> {
     })
 }
 
-/// Builds the scheduler a SPEC names.
+/// Builds the scheduler a SPEC names. Its [`Scheduler::name`] is the SPEC as given, so that
+/// reports tell `as-sptf` from `as-sptf:estimator=seek`.
 pub fn build(spec: &str, env: &BuildEnv) -> Result<Box<dyn Scheduler>, SpecError> {
-    let spec = Spec::parse(spec)?;
-    let t = resolve(&spec)?;
-    build_ours(&spec.name, &t, env)
+    let parsed = Spec::parse(spec)?;
+    let t = resolve(&parsed)?;
+    build_ours(&parsed.name, spec.trim(), &t, env)
 }
 
 fn wrap<P, H>(
@@ -515,7 +537,12 @@ where
     )))
 }
 
-fn build_ours(name: &str, t: &Tunables, env: &BuildEnv) -> Result<Box<dyn Scheduler>, SpecError> {
+fn build_ours(
+    kind: &str,
+    name: &str,
+    t: &Tunables,
+    env: &BuildEnv,
+) -> Result<Box<dyn Scheduler>, SpecError> {
     let sptf = SptfRule {
         slack: t.duration("wait_slack"),
     };
@@ -531,7 +558,7 @@ fn build_ours(name: &str, t: &Tunables, env: &BuildEnv) -> Result<Box<dyn Schedu
         env.seed
     };
     let tau = t.duration("tau");
-    match name {
+    match kind {
         "noop" => wrap(name, Fcfs::new(), NeverWait, t, env),
         "sstf" => wrap(name, Sstf::new(), NeverWait, t, env),
         "clook" => wrap(name, Clook::new(), NeverWait, t, env),

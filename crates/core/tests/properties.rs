@@ -73,7 +73,7 @@ impl Harness {
             &format!("{name}:depth={depth}"),
             &BuildEnv {
                 seed: 7,
-                exact: None,
+                ..BuildEnv::default()
             },
         )
         .unwrap();

@@ -6,9 +6,13 @@
 //! FreeBSD 4.3 "transparently issues asynchronous prefetch requests if the access pattern is
 //! detected to be sequential on disk". The model: when a read starts exactly where the
 //! context's previous read ended, on the disk as well as in the file, the context is reading
-//! sequentially, and the kernel keeps up to `window` bytes beyond it requested with
-//! asynchronous reads. It refills when less than half a window is left ahead, and it stops at
-//! the end of the disk-contiguous run: where a large file's next region lies elsewhere
+//! sequentially, and the kernel reads ahead in windows of `window` bytes with asynchronous
+//! reads. The next window is issued as soon as the application reads into the last one
+//! requested (Linux marks that point with `PG_readahead`; FreeBSD's cluster read-ahead runs a
+//! cluster ahead the same way), so while the application waits for one window the next is
+//! already queued, and a seek-reducing scheduler finds it next to the head at every decision:
+//! prefetch is what hides deceptive idleness from sequential `read`ers (section 2.1). The
+//! read-ahead stops at the end of the disk-contiguous run: where a large file's next region lies elsewhere
 //! (`antsched_extent`), the next read is not sequential on disk, prefetch "temporarily assumes
 //! non-sequential access and conservatively backs off", and that read is synchronous. Those
 //! moments are where anticipation still helps a prefetching reader (the paper's +5%).
@@ -88,10 +92,13 @@ impl ReadAhead {
             .collect();
         if sequential {
             let ahead = self.end.max(end);
-            let target = (end + window).min(run_end).min(region_end);
-            if ahead - end < window / 2 && ahead < target {
-                plan.prefetch = Some((ahead, target));
-                self.end = target;
+            // The read reaches into the last window requested: request the next one.
+            if end + window > ahead {
+                let target = (ahead + window).min(run_end).min(region_end);
+                if ahead < target {
+                    plan.prefetch = Some((ahead, target));
+                    self.end = target;
+                }
             }
         }
         self.end = self.end.max(end);
@@ -152,7 +159,16 @@ mod tests {
 
     /// Plans a read of 64 KiB at `off` in a contiguous 1 GiB file starting at sector 0.
     fn read(ra: &mut ReadAhead, off: u64) -> ReadPlan {
-        ra.plan(0, off, 64 * K, off / 512, (off + 64 * K) / 512, 1 << 30, 1 << 30, 128 * K)
+        ra.plan(
+            0,
+            off,
+            64 * K,
+            off / 512,
+            (off + 64 * K) / 512,
+            1 << 30,
+            1 << 30,
+            128 * K,
+        )
     }
 
     #[test]
@@ -165,14 +181,17 @@ mod tests {
         assert_eq!(p.missing, Some((64 * K, 128 * K)));
         assert_eq!(p.prefetch, Some((128 * K, 256 * K)));
         ra.prefetching(128 * K, 256 * K, RequestId(7));
+        // Reading into that window requests the next one while it waits for this one: at
+        // the moment the first arrives, the second is already queued.
         let p = read(&mut ra, 128 * K);
         assert_eq!(p.missing, None);
         assert_eq!(p.wait_for, vec![RequestId(7)]);
-        assert_eq!(p.prefetch, None, "half a window is still ahead");
+        assert_eq!(p.prefetch, Some((256 * K, 384 * K)));
+        ra.prefetching(256 * K, 384 * K, RequestId(8));
         ra.arrived(RequestId(7));
         let p = read(&mut ra, 192 * K);
         assert_eq!((p.missing, p.wait_for.len()), (None, 0));
-        assert_eq!(p.prefetch, Some((256 * K, 384 * K)));
+        assert_eq!(p.prefetch, None, "a whole window is still ahead");
     }
 
     #[test]

@@ -6,9 +6,11 @@
 //! device; [`ExactEstimator`] holds a second handle to the same model and only reads it. One
 //! model, one state: the estimate cannot drift from what the device then does.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use antsched_core::{Nanos, Op, PositionEstimator, Request};
+use antsched_core::estimator::CurvePoint;
+use antsched_core::{Nanos, Op, PositionEstimator, PositioningCurve, Request};
 use antsched_disk::{Completion, DeviceModel, DiskOp, DiskRequest};
 
 /// A device model shared between the simulator (which submits) and the exact estimator
@@ -37,6 +39,12 @@ impl SharedDevice {
 
     pub fn capacity_sectors(&self) -> u64 {
         self.lock().capacity_sectors()
+    }
+
+    /// The LBN-distance curve the paper's calibration would measure on this device (see
+    /// [`calibrate`]).
+    pub fn calibrated_curve(&self) -> Arc<PositioningCurve> {
+        calibrate(&**self.lock())
     }
 
     /// An exact estimator reading this device.
@@ -89,4 +97,43 @@ impl PositionEstimator for ExactEstimator {
         // The simulator submits the request to the shared model itself.
         self.head = req.end();
     }
+}
+
+/// Fits the paper's positioning-time curve to a device model (section 3.6): pairs of 64 KB
+/// reads at log-spaced LBN distances, the second issued as the first completes, the median
+/// time per distance bin joined piecewise-linearly. Deterministic, and memoized by model name
+/// and capacity, since a suite builds many schedulers on the same model.
+pub fn calibrate(model: &dyn DeviceModel) -> Arc<PositioningCurve> {
+    type Memo = Mutex<HashMap<(String, u64), Arc<PositioningCurve>>>;
+    static CURVES: OnceLock<Memo> = OnceLock::new();
+    let key = (model.name().to_string(), model.capacity_sectors());
+    let memo = CURVES.get_or_init(Default::default);
+    if let Some(c) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return c.clone();
+    }
+    let samples = antsched_disk::curve::sample_model(model, 128, 10, 40, 1);
+    let points = match antsched_disk::curve::fit(&samples, None) {
+        Ok(c) => c
+            .points
+            .iter()
+            .map(|p| CurvePoint {
+                distance: p.distance,
+                time_us: p.time_us,
+            })
+            .collect(),
+        // A model too small to sample: one point, the mean of whatever was measured.
+        Err(_) => vec![CurvePoint {
+            distance: 0,
+            time_us: samples.iter().map(|s| s.1).sum::<f64>() / samples.len().max(1) as f64,
+        }],
+    };
+    let curve = Arc::new(PositioningCurve {
+        points,
+        source: Some(format!("calibrated on {}", key.0)),
+        accuracy_within_20pct: None,
+    });
+    memo.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, curve.clone());
+    curve
 }

@@ -18,7 +18,9 @@ use crate::cache::{Dirty, ReadAhead};
 use crate::device::SharedDevice;
 use crate::fio::{IoEngine, Job, JobFile};
 use crate::issuer::{AppIo, Cursor};
-use crate::report::{latency_histogram, AnticipationReport, ContextReport, Latency, RunReport, SimSpeed};
+use crate::report::{
+    latency_histogram, AnticipationReport, ContextReport, Latency, RunReport, SimSpeed,
+};
 use crate::workload::Workload;
 use crate::SimError;
 
@@ -137,7 +139,11 @@ impl<'a> Simulation<'a> {
                 ra: ReadAhead::default(),
                 dirty: Dirty::default(),
                 outstanding: 0,
-                depth: if job.ioengine.is_synchronous() { 1 } else { job.iodepth.max(1) },
+                depth: if job.ioengine.is_synchronous() {
+                    1
+                } else {
+                    job.iodepth.max(1)
+                },
                 done: false,
                 finished: false,
                 endless,
@@ -168,7 +174,12 @@ impl<'a> Simulation<'a> {
             next_context += 1;
             (ctx, ClassId(workload.classes.len() as u32))
         });
-        let flush_interval = writers.iter().map(|j| j.writeback_interval_ns).min().unwrap_or(0).max(1);
+        let flush_interval = writers
+            .iter()
+            .map(|j| j.writeback_interval_ns)
+            .min()
+            .unwrap_or(0)
+            .max(1);
         // The run ends at the latest runtime if every issuer has one.
         let stop = runs
             .iter()
@@ -222,7 +233,9 @@ impl<'a> Simulation<'a> {
             self.at(0, Event::Issue(i));
         }
         while self.live > 0 {
-            let Some(Reverse((t, _, e))) = self.queue.pop() else { break };
+            let Some(Reverse((t, _, e))) = self.queue.pop() else {
+                break;
+            };
             if self.stop.is_some_and(|s| t > s) {
                 break;
             }
@@ -277,7 +290,15 @@ impl<'a> Simulation<'a> {
 
     /// Sends one run of pieces to the scheduler; returns how many requests it made.
     #[allow(clippy::too_many_arguments)]
-    fn send(&mut self, ctx: ContextId, class: ClassId, op: Op, sync: bool, owner: Option<usize>, purpose: impl Fn(&mut Self, RequestId) -> Purpose) -> u32 {
+    fn send(
+        &mut self,
+        ctx: ContextId,
+        class: ClassId,
+        op: Op,
+        sync: bool,
+        owner: Option<usize>,
+        purpose: impl Fn(&mut Self, RequestId) -> Purpose,
+    ) -> u32 {
         let pieces = std::mem::take(&mut self.pieces);
         for (k, &(sector, sectors)) in pieces.iter().enumerate() {
             self.next_request += 1;
@@ -365,10 +386,13 @@ impl<'a> Simulation<'a> {
                 );
                 if let Some((s, e)) = plan.missing {
                     file.runs(s, e - s, job.split, &mut self.pieces);
-                    waiting += self.send(ctx, class, Op::Read, sync, Some(i), |_, _| Purpose::App(app));
+                    waiting += self.send(ctx, class, Op::Read, sync, Some(i), |_, _| {
+                        Purpose::App(app)
+                    });
                 }
                 for id in plan.wait_for {
-                    if let Some((Purpose::Prefetch { waiters, .. }, _)) = self.requests.get_mut(&id) {
+                    if let Some((Purpose::Prefetch { waiters, .. }, _)) = self.requests.get_mut(&id)
+                    {
                         waiters.push(app);
                         waiting += 1;
                     }
@@ -382,7 +406,10 @@ impl<'a> Simulation<'a> {
                         let (ps, pe) = (at, piece_end);
                         self.send(ctx, class, Op::Read, false, Some(i), |sim, id| {
                             sim.runs[i].ra.prefetching(ps, pe, id);
-                            Purpose::Prefetch { issuer: i, waiters: Vec::new() }
+                            Purpose::Prefetch {
+                                issuer: i,
+                                waiters: Vec::new(),
+                            }
                         });
                         at = piece_end;
                     }
@@ -419,7 +446,9 @@ impl<'a> Simulation<'a> {
 
     /// One of the things application I/O `app` waits for arrived.
     fn arrived(&mut self, app: usize) {
-        let Some(a) = self.apps[app].as_mut() else { return };
+        let Some(a) = self.apps[app].as_mut() else {
+            return;
+        };
         a.waiting -= 1;
         if a.waiting == 0 {
             self.finish_app(app);
@@ -427,7 +456,9 @@ impl<'a> Simulation<'a> {
     }
 
     fn finish_app(&mut self, app: usize) {
-        let Some(a) = self.apps[app].take() else { return };
+        let Some(a) = self.apps[app].take() else {
+            return;
+        };
         self.free_apps.push(app);
         let i = a.issuer;
         let job = self.job(i);
@@ -466,7 +497,9 @@ impl<'a> Simulation<'a> {
 
     fn complete(&mut self, id: RequestId) {
         self.sched.complete(id, self.now);
-        let Some((purpose, _)) = self.requests.remove(&id) else { return };
+        let Some((purpose, _)) = self.requests.remove(&id) else {
+            return;
+        };
         match purpose {
             Purpose::App(app) => self.arrived(app),
             Purpose::Prefetch { issuer, waiters } => {
@@ -497,7 +530,9 @@ impl<'a> Simulation<'a> {
     /// The write-back daemon: writes out all dirty data, in disk order, as asynchronous writes.
     fn flush(&mut self) {
         self.flush_pending = false;
-        let Some((ctx, class)) = self.writeback else { return };
+        let Some((ctx, class)) = self.writeback else {
+            return;
+        };
         for i in 0..self.runs.len() {
             if self.runs[i].dirty.bytes == 0 {
                 continue;
@@ -509,7 +544,9 @@ impl<'a> Simulation<'a> {
                     let n = (sectors - at).min(split / 512).max(1);
                     self.pieces.push((sector + at, n as u32));
                     let bytes = n * 512;
-                    self.send(ctx, class, Op::Write, false, None, |_, _| Purpose::Writeback { issuer: i, bytes });
+                    self.send(ctx, class, Op::Write, false, None, |_, _| {
+                        Purpose::Writeback { issuer: i, bytes }
+                    });
                     at += n;
                 }
             }
@@ -530,8 +567,15 @@ impl<'a> Simulation<'a> {
         let end = self.stop.unwrap_or(self.last_completion).max(1);
         let secs = end as f64 / 1e9;
         let total_bytes: u64 = self.runs.iter().map(|r| r.bytes).sum();
-        let total_busy: Nanos = self.runs.iter().map(|r| r.busy).sum::<Nanos>() + self.writeback_busy;
-        let share = |b: Nanos| if total_busy == 0 { 0.0 } else { b as f64 / total_busy as f64 };
+        let total_busy: Nanos =
+            self.runs.iter().map(|r| r.busy).sum::<Nanos>() + self.writeback_busy;
+        let share = |b: Nanos| {
+            if total_busy == 0 {
+                0.0
+            } else {
+                b as f64 / total_busy as f64
+            }
+        };
         let mb_s = |bytes: u64| bytes as f64 / 1e6 / secs;
         let mut contexts: Vec<ContextReport> = self
             .runs
@@ -544,7 +588,11 @@ impl<'a> Simulation<'a> {
                 ios: r.ios,
                 throughput_mb_s: mb_s(r.bytes),
                 share: share(r.busy),
-                byte_share: if total_bytes == 0 { 0.0 } else { r.bytes as f64 / total_bytes as f64 },
+                byte_share: if total_bytes == 0 {
+                    0.0
+                } else {
+                    r.bytes as f64 / total_bytes as f64
+                },
                 latency_ms: Latency::from_us(&r.latency),
             })
             .collect();
@@ -580,7 +628,11 @@ impl<'a> Simulation<'a> {
             sim: Some(SimSpeed {
                 requests: self.disk_requests,
                 wall_s,
-                requests_per_s: if wall_s > 0.0 { self.disk_requests as f64 / wall_s } else { 0.0 },
+                requests_per_s: if wall_s > 0.0 {
+                    self.disk_requests as f64 / wall_s
+                } else {
+                    0.0
+                },
             }),
         }
     }

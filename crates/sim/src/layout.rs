@@ -35,7 +35,11 @@ impl FileLayout {
                 let rest = self.size % e.extent;
                 let span = full * (e.extent + e.gap) + rest;
                 // No gap after the last extent.
-                (if rest == 0 && full > 0 { span - e.gap } else { span }) / SECTOR
+                (if rest == 0 && full > 0 {
+                    span - e.gap
+                } else {
+                    span
+                }) / SECTOR
             }
         }
     }

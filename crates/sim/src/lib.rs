@@ -29,12 +29,13 @@ pub mod engine;
 pub mod fio;
 pub mod issuer;
 pub mod layout;
+pub mod paper;
 pub mod report;
 pub mod workload;
 
 use std::sync::Arc;
 
-use antsched_core::{BuildEnv, PositionEstimator};
+use antsched_core::{BuildEnv, CurveEstimator, PositionEstimator};
 use antsched_disk::DeviceModel;
 
 pub use device::SharedDevice;
@@ -64,7 +65,10 @@ pub fn disk_model(name_or_path: &str) -> Result<Box<dyn DeviceModel>, SimError> 
     }
     Err(SimError::UnknownDisk {
         name: name_or_path.to_string(),
-        valid: antsched_disk::presets().iter().map(|p| p.name.to_string()).collect(),
+        valid: antsched_disk::presets()
+            .iter()
+            .map(|p| p.name.to_string())
+            .collect(),
     })
 }
 
@@ -101,10 +105,15 @@ pub fn simulate(
     let device = SharedDevice::new(disk);
     let workload = workload::compile(jobs, device.capacity_sectors(), seed)?;
     let exact = device.clone();
+    let calibrated = device.clone();
     let env = BuildEnv {
         seed,
         exact: Some(Arc::new(move || {
             Box::new(exact.estimator()) as Box<dyn PositionEstimator>
+        })),
+        calibrated: Some(Arc::new(move || {
+            let curve = (*calibrated.calibrated_curve()).clone();
+            Box::new(CurveEstimator::new(curve)) as Box<dyn PositionEstimator>
         })),
     };
     let sched = antsched_core::build(spec, &env)?;

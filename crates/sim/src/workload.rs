@@ -157,7 +157,11 @@ pub fn compile(jobs: &JobFile, capacity_sectors: u64, seed: u64) -> Result<Workl
         };
         let end = start + file.span_sectors();
         if end > capacity_sectors {
-            let option = if n.at.is_some() { "antsched_disk_offset" } else { "size" };
+            let option = if n.at.is_some() {
+                "antsched_disk_offset"
+            } else {
+                "size"
+            };
             return Err(jobs
                 .error_at(
                     job,
@@ -306,7 +310,14 @@ mod tests {
         assert_eq!(w.layout.files.len(), 1);
         assert_eq!(w.issuers.len(), 3);
         assert_eq!(w.issuers[2].name, "b.1");
-        assert_eq!(w.classes, vec![ClassSpec { id: ClassId(0), name: "g".into(), weight: 200 }]);
+        assert_eq!(
+            w.classes,
+            vec![ClassSpec {
+                id: ClassId(0),
+                name: "g".into(),
+                weight: 200
+            }]
+        );
     }
 
     #[test]

@@ -15,11 +15,13 @@
 //! - 4.7: proportional share, 1:2 with two readers and 1:1:3 with three.
 //! - 4.8: the access-pattern benchmark on a 15,000 rpm disk.
 
+mod explain;
 mod published;
 mod workloads;
 
+pub use explain::explain;
 pub use published::{evaluate, Experiment, Row};
-pub use workloads::{plan, PaperOptions, PlannedRun};
+pub use workloads::{plan, PaperOptions, PlannedRun, ANTICIPATORY, BASELINE};
 
 use rayon::prelude::*;
 use serde::Serialize;

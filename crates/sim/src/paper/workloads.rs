@@ -25,6 +25,9 @@ pub struct PaperOptions {
     pub fast_disk: String,
     /// Shorter runs and sparser sweeps: seconds instead of minutes.
     pub quick: bool,
+    /// The schedulers' positioning-time estimator. The paper's implementation used an
+    /// LBN-distance curve calibrated at installation (section 3.6): `calibrated`.
+    pub estimator: String,
 }
 
 impl Default for PaperOptions {
@@ -33,6 +36,7 @@ impl Default for PaperOptions {
             disk: "deskstar-34gxp".into(),
             fast_disk: "cheetah-15k".into(),
             quick: false,
+            estimator: "calibrated".into(),
         }
     }
 }
@@ -46,6 +50,9 @@ pub struct PlannedRun {
     pub variant: String,
     /// The swept value, for plots (think time in ms, adversary's n, timer tick in us).
     pub x: Option<f64>,
+    /// The scheduler's name, as the tables show it.
+    pub label: String,
+    /// Its full SPEC.
     pub scheduler: String,
     pub disk: String,
     /// The workload as a fio job file.
@@ -101,31 +108,61 @@ pub fn readers(rw: &str, engine: &str, runtime_s: u32, readers: &[Reader<'_>]) -
 
 fn two(think_p: Think, think_q: Think) -> [Reader<'static>; 2] {
     [
-        Reader { name: "p", think: think_p, weight: None },
-        Reader { name: "q", think: think_q, weight: None },
+        Reader {
+            name: "p",
+            think: think_p,
+            weight: None,
+        },
+        Reader {
+            name: "q",
+            think: think_q,
+            weight: None,
+        },
     ]
+}
+
+/// `spec` with `estimator=...` added if the scheduler has that tunable.
+fn with_estimator(spec: &str, estimator: &str) -> String {
+    let name = spec.split(':').next().unwrap_or(spec);
+    let has = antsched_core::catalog()
+        .iter()
+        .any(|s| s.name == name && s.tunables.iter().any(|t| t.name == "estimator"));
+    match (has, spec.contains(':')) {
+        (false, _) => spec.to_string(),
+        (true, true) => format!("{spec},estimator={estimator}"),
+        (true, false) => format!("{spec}:estimator={estimator}"),
+    }
 }
 
 /// Every run of the suite.
 pub fn plan(o: &PaperOptions) -> Vec<PlannedRun> {
     let runtime = if o.quick { 4 } else { 20 };
     let mut out = Vec::new();
-    let mut add = |group: &str, variant: &str, x: Option<f64>, scheduler: &str, disk: &str, job: &str| {
-        out.push(PlannedRun {
-            group: group.into(),
-            variant: variant.into(),
-            x,
-            scheduler: scheduler.into(),
-            disk: disk.into(),
-            job: job.into(),
-        })
-    };
+    let mut add =
+        |group: &str, variant: &str, x: Option<f64>, label: &str, disk: &str, job: &str| {
+            out.push(PlannedRun {
+                group: group.into(),
+                variant: variant.into(),
+                x,
+                label: label.into(),
+                scheduler: with_estimator(label, &o.estimator),
+                disk: disk.into(),
+                job: job.into(),
+            })
+        };
     let pair = [BASELINE, ANTICIPATORY];
     let none = Think::default();
 
     // 4.1 and 4.8: access patterns, read versus mmap.
-    let patterns = [("seq", "read"), ("alter", "read:64k"), ("random", "randread")];
-    for (group, disk) in [("fig4-access-patterns", &o.disk), ("fig13-fast-disk", &o.fast_disk)] {
+    let patterns = [
+        ("seq", "read"),
+        ("alter", "read:64k"),
+        ("random", "randread"),
+    ];
+    for (group, disk) in [
+        ("fig4-access-patterns", &o.disk),
+        ("fig13-fast-disk", &o.fast_disk),
+    ] {
         for (pat, rw) in patterns {
             for engine in ["psync", "mmap"] {
                 let variant = format!("{pat}/{}", if engine == "mmap" { "mmap" } else { "read" });
@@ -145,11 +182,24 @@ pub fn plan(o: &PaperOptions) -> Vec<PlannedRun> {
     };
     for &t in &sweep {
         let think = Think { ms: t, ..none };
-        let uniform = Think { ms: t, uniform: true, ..none };
+        let uniform = Think {
+            ms: t,
+            uniform: true,
+            ..none
+        };
         for (group, job) in [
-            ("fig5-symmetric", readers("read", "mmap", runtime, &two(think, think))),
-            ("fig6-asymmetric", readers("read", "mmap", runtime, &two(none, think))),
-            ("sec4.2.3-random-think", readers("read", "mmap", runtime, &two(uniform, uniform))),
+            (
+                "fig5-symmetric",
+                readers("read", "mmap", runtime, &two(think, think)),
+            ),
+            (
+                "fig6-asymmetric",
+                readers("read", "mmap", runtime, &two(none, think)),
+            ),
+            (
+                "sec4.2.3-random-think",
+                readers("read", "mmap", runtime, &two(uniform, uniform)),
+            ),
         ] {
             for s in pair {
                 add(group, "", Some(t), s, &o.disk, &job);
@@ -159,7 +209,11 @@ pub fn plan(o: &PaperOptions) -> Vec<PlannedRun> {
 
     // 4.2.4: the adversary issues n requests back to back, then pauses just longer than the
     // longest wait the heuristic can choose (the 15 ms think-time cap).
-    let adversary = |n: u32| Think { ms: 16.0, uniform: false, adversary: Some(n) };
+    let adversary = |n: u32| Think {
+        ms: 16.0,
+        uniform: false,
+        adversary: Some(n),
+    };
     for n in 0..=4u32 {
         let job = readers("read", "mmap", runtime, &two(adversary(n), adversary(n)));
         for s in pair {
@@ -169,7 +223,14 @@ pub fn plan(o: &PaperOptions) -> Vec<PlannedRun> {
     let job = readers("read", "mmap", runtime, &two(adversary(2), adversary(2)));
     for tick_us in [50u32, 200, 500, 1000] {
         let s = format!("{ANTICIPATORY}:timer_tick={tick_us}us");
-        add("sec4.2.4-timer", "", Some(f64::from(tick_us)), &s, &o.disk, &job);
+        add(
+            "sec4.2.4-timer",
+            "",
+            Some(f64::from(tick_us)),
+            &s,
+            &o.disk,
+            &job,
+        );
     }
 
     // 4.7: proportional share. Sequential mmap readers in classes weighted 1:2 and 1:1:3.
@@ -178,7 +239,11 @@ pub fn plan(o: &PaperOptions) -> Vec<PlannedRun> {
         let rs: Vec<Reader<'_>> = ws
             .iter()
             .zip(names)
-            .map(|(&w, name)| Reader { name, think: none, weight: Some(w) })
+            .map(|(&w, name)| Reader {
+                name,
+                think: none,
+                weight: Some(w),
+            })
             .collect();
         readers("read", "mmap", runtime, &rs)
     };
@@ -200,8 +265,12 @@ mod tests {
     #[test]
     fn every_planned_job_parses() {
         for quick in [true, false] {
-            for r in plan(&PaperOptions { quick, ..PaperOptions::default() }) {
-                crate::fio::parse(&r.job, &r.group).unwrap_or_else(|e| panic!("{}: {e}\n{}", r.group, r.job));
+            for r in plan(&PaperOptions {
+                quick,
+                ..PaperOptions::default()
+            }) {
+                crate::fio::parse(&r.job, &r.group)
+                    .unwrap_or_else(|e| panic!("{}: {e}\n{}", r.group, r.job));
             }
         }
     }

@@ -1,0 +1,373 @@
+//! `antsched paper`: the SOSP 2001 paper's microbenchmarks on the model of its disk, side by
+//! side with the published numbers, with plots and a report.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use antsched_sim::paper::{self, Experiment, PaperOptions, PaperRun};
+use anyhow::Context;
+
+use crate::plots::{Bars, Lines, Plot};
+use crate::progress::Progress;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The paper's disk: a built-in model (see `antsched disks`) or a DiskSim .parv file.
+    #[arg(long, default_value = "deskstar-34gxp", value_name = "NAME|FILE")]
+    disk: String,
+    /// The 15,000 rpm disk of section 4.8.
+    #[arg(long, default_value = "cheetah-15k", value_name = "NAME|FILE")]
+    fast_disk: String,
+    /// Where the report, plots and job files go.
+    #[arg(long, default_value = "antsched-out", value_name = "DIR")]
+    out: PathBuf,
+    /// Also write the results as JSON (`{"experiments": [...], "runs": [...]}`) to FILE.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Shorter runs and sparser sweeps: seconds instead of minutes.
+    #[arg(long)]
+    quick: bool,
+    /// Seed of every random choice.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// The schedulers' positioning-time estimator: `calibrated` (an LBN-distance curve fitted
+    /// to the disk model, as the paper's implementation used), `exact`, `seek` or CURVE.json.
+    #[arg(long, default_value = "calibrated")]
+    estimator: String,
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    // Check the disks before minutes of work.
+    antsched_sim::disk_model(&a.disk)?;
+    antsched_sim::disk_model(&a.fast_disk)?;
+    let opts = PaperOptions {
+        disk: a.disk.clone(),
+        fast_disk: a.fast_disk.clone(),
+        quick: a.quick,
+        estimator: a.estimator.clone(),
+    };
+    let plan = paper::plan(&opts);
+    let progress = Progress::new(plan.len() as u64, "paper");
+    let runs = paper::run(&plan, a.seed, &|| progress.inc())?;
+    progress.finish();
+    let experiments = paper::evaluate(&runs);
+    print!("{}", summary(&experiments));
+
+    let json = serde_json::to_string_pretty(&serde_json::json!({
+        "disk": a.disk,
+        "fast_disk": a.fast_disk,
+        "quick": a.quick,
+        "seed": a.seed,
+        "experiments": experiments,
+        "runs": runs.iter().map(|r| serde_json::json!({
+            "group": r.plan.group, "variant": r.plan.variant, "x": r.plan.x, "report": r.report,
+        })).collect::<Vec<_>>(),
+    }))?;
+    write_outputs(&a, &runs, &experiments, &json)?;
+    if let Some(path) = &a.json {
+        crate::output::write_atomically(path, json.as_bytes())?;
+    }
+    eprintln!("report: {}", a.out.join("report.md").display());
+    Ok(())
+}
+
+fn fmt(v: f64) -> String {
+    if !v.is_finite() {
+        "-".into()
+    } else if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// The console table: experiment, quantity, paper, ours, ratio.
+fn summary(experiments: &[Experiment]) -> String {
+    let mut out = String::new();
+    let qw = experiments
+        .iter()
+        .flat_map(|e| e.rows.iter().map(|r| r.quantity.len()))
+        .max()
+        .unwrap_or(8);
+    let _ = writeln!(
+        out,
+        "{:22}  {:qw$}  {:>7}  {:>7}  {:>6}",
+        "experiment", "quantity", "paper", "ours", "ratio"
+    );
+    for e in experiments {
+        for (i, r) in e.rows.iter().enumerate() {
+            let id = if i == 0 { e.id.as_str() } else { "" };
+            let _ = writeln!(
+                out,
+                "{id:22}  {:qw$}  {:>7}  {:>7}  {:>6}",
+                r.quantity,
+                r.paper.map_or("-".into(), fmt),
+                fmt(r.ours),
+                r.ratio.map_or("-".into(), fmt),
+            );
+        }
+    }
+    out
+}
+
+/// Writes the report, plots and job files into `a.out`. Every file is rendered into a
+/// scratch directory first and then renamed into place, so a failure leaves no half-written
+/// file.
+fn write_outputs(
+    a: &Args,
+    runs: &[PaperRun],
+    experiments: &[Experiment],
+    json: &str,
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&a.out)
+        .with_context(|| format!("cannot create {}", a.out.display()))?;
+    let scratch = a
+        .out
+        .join(format!(".antsched-paper-{}", std::process::id()));
+    std::fs::create_dir_all(scratch.join("jobs"))
+        .with_context(|| format!("cannot create {}", scratch.display()))?;
+    let result = (|| -> anyhow::Result<()> {
+        let plots = draw_plots(&scratch, runs)?;
+        let mut jobs = BTreeMap::new();
+        for r in runs {
+            let name = if r.plan.variant.is_empty() && r.plan.x.is_none() {
+                r.plan.group.clone()
+            } else {
+                format!(
+                    "{}{}{}",
+                    r.plan.group,
+                    if r.plan.variant.is_empty() {
+                        String::new()
+                    } else {
+                        format!("-{}", r.plan.variant.replace('/', "-"))
+                    },
+                    r.plan.x.map_or(String::new(), |x| format!("-x{x}")),
+                )
+            };
+            jobs.entry(name).or_insert_with(|| r.plan.job.clone());
+        }
+        for (name, job) in &jobs {
+            std::fs::write(scratch.join("jobs").join(format!("{name}.fio")), job)?;
+        }
+        std::fs::write(scratch.join("results.json"), json)?;
+        std::fs::write(scratch.join("report.md"), report(a, experiments, &plots))?;
+        // Move everything into place, file by file.
+        std::fs::create_dir_all(a.out.join("jobs"))?;
+        for name in jobs.keys() {
+            let f = format!("jobs/{name}.fio");
+            std::fs::rename(scratch.join(&f), a.out.join(&f))?;
+        }
+        for f in plots
+            .iter()
+            .flat_map(|p| [format!("{p}.png"), format!("{p}.svg")])
+            .chain(["results.json".into(), "report.md".into()])
+        {
+            std::fs::rename(scratch.join(&f), a.out.join(&f))
+                .with_context(|| format!("cannot write {}", a.out.join(&f).display()))?;
+        }
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&scratch);
+    result
+}
+
+fn series(runs: &[PaperRun], group: &str, scheduler: &str) -> Vec<(f64, f64)> {
+    let mut v: Vec<(f64, f64)> = runs
+        .iter()
+        .filter(|r| r.plan.group == group && r.plan.label == scheduler)
+        .filter_map(|r| r.plan.x.map(|x| (x, r.report.throughput_mb_s)))
+        .collect();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    v
+}
+
+/// Draws every figure into `dir`; returns their base names.
+fn draw_plots(dir: &Path, runs: &[PaperRun]) -> anyhow::Result<Vec<String>> {
+    let (b, s) = (paper::BASELINE, paper::ANTICIPATORY);
+    let mut names = Vec::new();
+    for (group, title, name) in [
+        (
+            "fig4-access-patterns",
+            "Figure 4: access patterns, two readers (7,200 rpm)",
+            "fig4",
+        ),
+        (
+            "fig13-fast-disk",
+            "Figure 13: access patterns on a 15,000 rpm disk",
+            "fig13",
+        ),
+    ] {
+        let variants = [
+            "seq/read",
+            "seq/mmap",
+            "alter/read",
+            "alter/mmap",
+            "random/read",
+            "random/mmap",
+        ];
+        let tp = |v: &str, sched: &str| {
+            runs.iter()
+                .find(|r| r.plan.group == group && r.plan.variant == v && r.plan.label == sched)
+                .map_or(f64::NAN, |r| r.report.throughput_mb_s)
+        };
+        Bars {
+            title,
+            y_label: "throughput (MB/s)",
+            categories: variants.iter().map(|v| v.to_string()).collect(),
+            series: [b, s]
+                .iter()
+                .map(|sched| {
+                    (
+                        sched.to_string(),
+                        variants.iter().map(|v| tp(v, sched)).collect(),
+                    )
+                })
+                .collect(),
+        }
+        .save(&dir.join(name))?;
+        names.push(name.to_string());
+    }
+    for (group, title, name) in [
+        (
+            "fig5-symmetric",
+            "Figure 5: both readers think t between requests",
+            "fig5",
+        ),
+        (
+            "fig6-asymmetric",
+            "Figure 6: one reader thinks t, the other none",
+            "fig6",
+        ),
+        (
+            "sec4.2.3-random-think",
+            "Section 4.2.3: think times uniform on [0, t]",
+            "fig5-random",
+        ),
+    ] {
+        Lines {
+            title,
+            x_label: "think time t (ms)",
+            y_label: "throughput (MB/s)",
+            series: [b, s]
+                .iter()
+                .map(|sched| (sched.to_string(), series(runs, group, sched)))
+                .collect(),
+        }
+        .save(&dir.join(name))?;
+        names.push(name.to_string());
+    }
+    let adv_b = series(runs, "fig7-adversary", b);
+    let adv_s = series(runs, "fig7-adversary", s);
+    Bars {
+        title: "Figure 7: the adversary (n rapid requests, then a pause)",
+        y_label: "throughput (MB/s)",
+        categories: adv_b.iter().map(|p| format!("n={}", p.0)).collect(),
+        series: vec![
+            (b.into(), adv_b.iter().map(|p| p.1).collect()),
+            (s.into(), adv_s.iter().map(|p| p.1).collect()),
+        ],
+    }
+    .save(&dir.join("fig7"))?;
+    names.push("fig7".into());
+    // Shares: one group per run, one bar per context.
+    let share_runs: Vec<&PaperRun> = runs
+        .iter()
+        .filter(|r| r.plan.group == "fig12-stride-1-2" || r.plan.group == "sec2-shares-1-1-3")
+        .collect();
+    let contexts = share_runs
+        .iter()
+        .map(|r| r.report.contexts.len())
+        .max()
+        .unwrap_or(0);
+    Bars {
+        title: "Proportional share: each class's share of disk time (weights 1:2 and 1:1:3)",
+        y_label: "share of disk time",
+        categories: share_runs
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} {}",
+                    if r.plan.group.starts_with("fig12") {
+                        "1:2"
+                    } else {
+                        "1:1:3"
+                    },
+                    r.plan.label
+                )
+            })
+            .collect(),
+        series: (0..contexts)
+            .map(|k| {
+                (
+                    ["p", "q", "r"].get(k).unwrap_or(&"?").to_string(),
+                    share_runs
+                        .iter()
+                        .map(|r| r.report.contexts.get(k).map_or(f64::NAN, |c| c.share))
+                        .collect(),
+                )
+            })
+            .collect(),
+    }
+    .save(&dir.join("shares"))?;
+    names.push("shares".into());
+    Ok(names)
+}
+
+/// `report.md`: what was run, the published figures beside ours, the plots, and an
+/// explanation wherever ours differs from the paper by more than 15%.
+fn report(a: &Args, experiments: &[Experiment], plots: &[String]) -> String {
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "# antsched paper: the SOSP 2001 microbenchmarks, reproduced\n"
+    );
+    let _ = writeln!(
+        md,
+        "Disk `{}` (section 4.8: `{}`), estimator `{}`, seed {}{}. Generated by `antsched paper{}` (antsched {}). \
+         Every run's fio job file is in [`jobs/`](jobs/); rerun one with `antsched sim jobs/NAME.fio`. \
+         All numbers are in [`results.json`](results.json).\n",
+        a.disk,
+        a.fast_disk,
+        a.estimator,
+        a.seed,
+        if a.quick { ", quick mode (shorter runs, sparser sweeps)" } else { "" },
+        if a.quick { " --quick" } else { "" },
+        env!("CARGO_PKG_VERSION"),
+    );
+    let _ = writeln!(md, "Ratio is ours / paper. MB is 10^6 bytes. Shares are fractions of disk time (the paper's contracts are in disk utilization).\n");
+    for e in experiments {
+        let _ = writeln!(md, "## {} (section {})\n\n{}\n", e.id, e.section, e.title);
+        let _ = writeln!(md, "| quantity | paper | ours | ratio |\n|---|---|---|---|");
+        for r in &e.rows {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} |",
+                r.quantity,
+                r.paper.map_or("-".into(), fmt),
+                fmt(r.ours),
+                r.ratio.map_or("-".into(), fmt)
+            );
+        }
+        let off: Vec<_> = e
+            .rows
+            .iter()
+            .filter(|r| r.ratio.is_some_and(|x| !(0.85..=1.15).contains(&x)))
+            .collect();
+        if !off.is_empty() {
+            let _ = writeln!(md, "\nWhere ours differs by more than 15%:\n");
+            for r in off {
+                let why = paper::explain(&e.id, &r.quantity);
+                let _ = writeln!(md, "- {}: {}", r.quantity, why);
+            }
+        }
+        let _ = writeln!(md);
+    }
+    let _ = writeln!(md, "## Plots\n");
+    for p in plots {
+        let _ = writeln!(md, "![{p}]({p}.png) ([SVG]({p}.svg))\n");
+    }
+    md
+}

@@ -1,0 +1,417 @@
+//! The figures the paper published, set beside ours.
+//!
+//! Sources: the SOSP 2001 paper (section numbers below) and the README of the original
+//! release, antsched-1.0, which printed exact outputs of its microbenchmarks (summarized in
+//! `shared/notes/linux-cas-bfq-antsched-summary.md`, section 3.3). Where the paper gives only a
+//! shape ("four times", "about 20% worse"), the row says so in its quantity.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::workloads::{ANTICIPATORY, BASELINE};
+use super::PaperRun;
+use crate::report::RunReport;
+
+/// One published figure and ours.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub quantity: String,
+    /// The published value, where there is one.
+    pub paper: Option<f64>,
+    pub ours: f64,
+    /// ours / paper.
+    pub ratio: Option<f64>,
+}
+
+/// One experiment's published figures and ours (`experiments[]` of `antsched paper --json`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Experiment {
+    pub id: String,
+    pub section: String,
+    pub title: String,
+    /// The published numbers, by quantity.
+    pub paper: BTreeMap<String, f64>,
+    /// Ours, by quantity.
+    pub measured: BTreeMap<String, f64>,
+    pub rows: Vec<Row>,
+}
+
+impl Experiment {
+    fn new(id: &str, section: &str, title: &str) -> Self {
+        Self {
+            id: id.into(),
+            section: section.into(),
+            title: title.into(),
+            paper: BTreeMap::new(),
+            measured: BTreeMap::new(),
+            rows: Vec::new(),
+        }
+    }
+
+    fn row(&mut self, quantity: &str, paper: Option<f64>, ours: f64) {
+        if let Some(p) = paper {
+            self.paper.insert(quantity.into(), p);
+        }
+        self.measured.insert(quantity.into(), ours);
+        self.rows.push(Row {
+            quantity: quantity.into(),
+            paper,
+            ours,
+            ratio: paper.filter(|p| *p != 0.0).map(|p| ours / p),
+        });
+    }
+}
+
+/// Looks up runs of the suite.
+struct Runs<'a>(&'a [PaperRun]);
+
+impl<'a> Runs<'a> {
+    fn find(
+        &self,
+        group: &str,
+        variant: &str,
+        x: Option<f64>,
+        scheduler: &str,
+    ) -> Option<&'a RunReport> {
+        self.0
+            .iter()
+            .find(|r| {
+                r.plan.group == group
+                    && r.plan.variant == variant
+                    && r.plan.x == x
+                    && r.plan.label == scheduler
+            })
+            .map(|r| &r.report)
+    }
+
+    fn mb_s(&self, group: &str, variant: &str, x: Option<f64>, scheduler: &str) -> f64 {
+        self.find(group, variant, x, scheduler)
+            .map_or(f64::NAN, |r| r.throughput_mb_s)
+    }
+
+    /// (x, baseline MB/s, anticipatory MB/s) of a sweep, by increasing x.
+    fn sweep(&self, group: &str) -> Vec<(f64, f64, f64)> {
+        let mut xs: Vec<f64> = self
+            .0
+            .iter()
+            .filter(|r| r.plan.group == group)
+            .filter_map(|r| r.plan.x)
+            .collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        xs.into_iter()
+            .map(|x| {
+                (
+                    x,
+                    self.mb_s(group, "", Some(x), BASELINE),
+                    self.mb_s(group, "", Some(x), ANTICIPATORY),
+                )
+            })
+            .collect()
+    }
+
+    /// Share of each context of a run, in job order.
+    fn shares(&self, group: &str, scheduler: &str) -> Vec<f64> {
+        self.find(group, "", None, scheduler)
+            .map(|r| r.contexts.iter().map(|c| c.share).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// Every experiment's published figures beside ours.
+pub fn evaluate(runs: &[PaperRun]) -> Vec<Experiment> {
+    let r = Runs(runs);
+    let mut out = Vec::new();
+
+    for (id, section, title, gain_seq) in [
+        (
+            "fig4-access-patterns",
+            "4.1",
+            "Two readers of separate 1 GB files, 64 KB requests (Figure 4)",
+            4.0,
+        ),
+        (
+            "fig13-fast-disk",
+            "4.8",
+            "The same on a 15,000 rpm disk (Figure 13)",
+            5.5,
+        ),
+    ] {
+        let mut e = Experiment::new(id, section, title);
+        let tp = |v: &str, s: &str| r.mb_s(id, v, None, s);
+        let gain = |v: &str| tp(v, ANTICIPATORY) / tp(v, BASELINE);
+        if id == "fig4-access-patterns" {
+            // antsched-1.0 README, microbenchmark 10 and 11.
+            e.row(
+                "seq/mmap aged-sptf MB/s",
+                Some(4.77),
+                tp("seq/mmap", BASELINE),
+            );
+            e.row(
+                "seq/mmap as-aged-sptf MB/s",
+                Some(20.2),
+                tp("seq/mmap", ANTICIPATORY),
+            );
+            let util = r
+                .find(id, "seq/mmap", None, ANTICIPATORY)
+                .map_or(f64::NAN, |x| x.utilization);
+            e.row("seq/mmap as-aged-sptf utilization", Some(0.948), util);
+            e.row(
+                "seq/mmap gain (\"four times\")",
+                Some(gain_seq),
+                gain("seq/mmap"),
+            );
+            e.row(
+                "seq/read aged-sptf MB/s (\"about 21 MB/s\")",
+                Some(21.0),
+                tp("seq/read", BASELINE),
+            );
+            e.row("seq/read gain (\"about 5%\")", Some(1.05), gain("seq/read"));
+            e.row(
+                "alter/read aged-sptf MB/s",
+                Some(5.05),
+                tp("alter/read", BASELINE),
+            );
+            e.row(
+                "alter/read as-aged-sptf MB/s",
+                Some(10.68),
+                tp("alter/read", ANTICIPATORY),
+            );
+            e.row(
+                "alter/mmap aged-sptf MB/s (\"only 5 MB/s\")",
+                Some(5.0),
+                tp("alter/mmap", BASELINE),
+            );
+            e.row(
+                "alter/mmap gain (\"half the disk bandwidth\")",
+                Some(2.0),
+                gain("alter/mmap"),
+            );
+            e.row("random/read gain (+28%)", Some(1.28), gain("random/read"));
+            e.row("random/mmap gain (+30%)", Some(1.30), gain("random/mmap"));
+        } else {
+            e.row(
+                "seq/mmap gain (\"a factor of 5.5\")",
+                Some(gain_seq),
+                gain("seq/mmap"),
+            );
+            let slow = r.mb_s("fig4-access-patterns", "seq/read", None, BASELINE);
+            e.row(
+                "seq/read bandwidth vs the 7,200 rpm disk (\"55% higher\")",
+                Some(1.55),
+                tp("seq/read", BASELINE) / slow,
+            );
+            let slow_gain = r.mb_s("fig4-access-patterns", "seq/mmap", None, ANTICIPATORY)
+                / r.mb_s("fig4-access-patterns", "seq/mmap", None, BASELINE);
+            e.row(
+                "seq/mmap gain vs the 7,200 rpm gain (5.5 / 4)",
+                Some(5.5 / 4.0),
+                gain("seq/mmap") / slow_gain,
+            );
+            e.row("random/mmap gain", None, gain("random/mmap"));
+            e.row("alter/mmap gain", None, gain("alter/mmap"));
+        }
+        out.push(e);
+    }
+
+    // 4.2.1: symmetric think times.
+    let mut e = Experiment::new(
+        "fig5-symmetric",
+        "4.2.1",
+        "Both readers think t ms between 64 KB requests (Figure 5)",
+    );
+    let s = r.sweep("fig5-symmetric");
+    if let Some(&(_, b0, a0)) = s.first() {
+        e.row("gain at t=0 (\"four times\")", Some(4.0), a0 / b0);
+        e.row("aged-sptf MB/s at t=0 (\"only 5 MB/s\")", Some(5.0), b0);
+    }
+    let at = |t: f64| s.iter().find(|p| p.0 == t).map_or(f64::NAN, |p| p.2 / p.1);
+    e.row("gain at t=4ms", None, at(4.0));
+    e.row(
+        "gain at t=8ms (\"approaches the original\")",
+        Some(1.0),
+        at(8.0),
+    );
+    e.row("gain at t=12ms", Some(1.0), at(12.0));
+    out.push(e);
+
+    // 4.2.2: asymmetric think times.
+    let mut e = Experiment::new(
+        "fig6-asymmetric",
+        "4.2.2",
+        "One reader thinks t ms, the other none (Figure 6)",
+    );
+    let s = r.sweep("fig6-asymmetric");
+    if let Some(&(_, b0, a0)) = s.first() {
+        e.row("aged-sptf MB/s at t=0", Some(5.0), b0);
+        e.row("as-aged-sptf MB/s at t=0", None, a0);
+    }
+    let dip = s.iter().min_by(|a, b| a.2.total_cmp(&b.2)).copied();
+    if let Some((t, _, a)) = dip {
+        e.row("t of the as-aged-sptf dip, ms (\"4ms\")", Some(4.0), t);
+        e.row("as-aged-sptf MB/s at the dip", None, a);
+    }
+    if let Some(&(t, _, a)) = s.last() {
+        let peak = s.first().map_or(f64::NAN, |p| p.2);
+        e.row(
+            &format!("as-aged-sptf at t={t}ms vs t=0 (\"rises back to the maximum\")"),
+            Some(1.0),
+            a / peak,
+        );
+    }
+    out.push(e);
+
+    // 4.2.3: uniformly random think times.
+    let mut e = Experiment::new(
+        "sec4.2.3-random-think",
+        "4.2.3",
+        "Think times uniform on [0, t] (section 4.2.3)",
+    );
+    let u = r.sweep("sec4.2.3-random-think");
+    let c = r.sweep("fig5-symmetric");
+    let ratios: Vec<f64> = u
+        .iter()
+        .filter(|p| p.0 > 0.0)
+        .filter_map(|p| {
+            c.iter()
+                .find(|q| q.0 == p.0)
+                .map(|q| (p.2 / p.1) / (q.2 / q.1))
+        })
+        .collect();
+    let mean = ratios.iter().sum::<f64>() / ratios.len().max(1) as f64;
+    e.row(
+        "gain with uniform [0,t] / gain with constant t (\"almost as well\")",
+        Some(1.0),
+        mean,
+    );
+    out.push(e);
+
+    // 4.2.4: the adversary.
+    let mut e = Experiment::new(
+        "fig7-adversary",
+        "4.2.4",
+        "n rapid requests, then a pause just beyond the timeout (Figure 7)",
+    );
+    for (n, b, a) in r.sweep("fig7-adversary") {
+        let paper = if n == 0.0 { None } else { Some(0.8) };
+        let q = if n == 0.0 {
+            "as/original at n=0 (\"copes\")".to_string()
+        } else {
+            format!("as/original at n={n} (\"about 20% worse\")")
+        };
+        e.row(&q, paper, a / b);
+    }
+    out.push(e);
+
+    let mut e = Experiment::new(
+        "sec4.2.4-timer",
+        "4.2.4",
+        "The adversary (n=2) under timer granularities 50 us to 1 ms",
+    );
+    let mut tps: Vec<(f64, f64)> = runs
+        .iter()
+        .filter(|x| x.plan.group == "sec4.2.4-timer")
+        .map(|x| (x.plan.x.unwrap_or(0.0), x.report.throughput_mb_s))
+        .collect();
+    tps.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for &(tick, tp) in &tps {
+        e.row(&format!("as-aged-sptf MB/s, {tick} us timer"), None, tp);
+    }
+    let (lo, hi) = tps
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), &(_, t)| {
+            (lo.min(t), hi.max(t))
+        });
+    e.row(
+        "largest difference between granularities (\"only 10%\")",
+        Some(0.10),
+        (hi - lo) / hi,
+    );
+    out.push(e);
+
+    // 4.7 and the release's Stride microbenchmark: shares by disk utilization.
+    let mut e = Experiment::new(
+        "fig12-stride-1-2",
+        "4.7",
+        "Two readers in classes weighted 1:2 (Figure 12; release microbenchmark 12)",
+    );
+    let ratio = |s: &str| {
+        let v = r.shares("fig12-stride-1-2", s);
+        if v.len() == 2 {
+            v[1] / v[0]
+        } else {
+            f64::NAN
+        }
+    };
+    let tp = |s: &str| r.mb_s("fig12-stride-1-2", "", None, s);
+    e.row(
+        "stride share q/p (release: 492/506)",
+        Some(492.0 / 506.0),
+        ratio("stride"),
+    );
+    e.row(
+        "stride-relaxed share q/p",
+        Some(492.0 / 506.0),
+        ratio("stride-relaxed"),
+    );
+    e.row(
+        "as-stride share q/p (release: 665/301)",
+        Some(665.0 / 301.0),
+        ratio("as-stride"),
+    );
+    e.row(
+        "as-stride-combo share q/p (\"1:2\")",
+        Some(2.0),
+        ratio("as-stride-combo"),
+    );
+    e.row(
+        "stride-relaxed MB/s (release: 5.38)",
+        Some(5.376),
+        tp("stride-relaxed"),
+    );
+    e.row(
+        "as-stride-combo MB/s (release: 14.46)",
+        Some(14.464),
+        tp("as-stride-combo"),
+    );
+    e.row(
+        "as-stride / stride-relaxed throughput (paper: 77/60 tps)",
+        Some(77.0 / 60.0),
+        tp("as-stride") / tp("stride-relaxed"),
+    );
+    e.row(
+        "as-stride-combo / stride-relaxed throughput (paper: 98/60 tps)",
+        Some(98.0 / 60.0),
+        tp("as-stride-combo") / tp("stride-relaxed"),
+    );
+    out.push(e);
+
+    let mut e = Experiment::new(
+        "sec2-shares-1-1-3",
+        "2",
+        "Three readers in classes weighted 1:1:3 (section 2, example #2)",
+    );
+    for (s, paper) in [
+        ("stride", 2.0),
+        ("lottery", 1.5),
+        ("as-stride", 3.0),
+        ("as-lottery", 3.0),
+    ] {
+        let v = r.shares("sec2-shares-1-1-3", s);
+        let ours = if v.len() == 3 {
+            v[2] / ((v[0] + v[1]) / 2.0)
+        } else {
+            f64::NAN
+        };
+        let label = match s {
+            "stride" => "stride share r/p (\"1:1:2\")",
+            "lottery" => "lottery share r/p (\"2:2:3\")",
+            "as-stride" => "as-stride share r/p (the contract, 1:1:3)",
+            _ => "as-lottery share r/p (the contract, 1:1:3)",
+        };
+        e.row(label, Some(paper), ours);
+    }
+    out.push(e);
+    out
+}
