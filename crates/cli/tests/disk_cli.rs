@@ -8,7 +8,7 @@ fn bin() -> Command {
 }
 
 fn data_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/disksim");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/disksim");
     assert!(
         dir.join("ibm18es.parv").is_file(),
         "DiskSim data not found at {}",

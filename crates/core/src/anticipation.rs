@@ -28,9 +28,9 @@
 //! Statistics are updated here, on arrival and completion, for every context, so that any
 //! heuristic can read them. The core never reads a clock; time comes in as `now`.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
-use crate::estimator::PositionEstimator;
+use crate::estimator::{Memo, PositionEstimator};
 use crate::heuristic::{Evaluation, Heuristic};
 use crate::policy::Policy;
 use crate::request::{ClassId, ContextId, Nanos, Request, RequestId};
@@ -63,6 +63,7 @@ impl Default for CoreConfig {
 /// What the core knows of one context.
 #[derive(Debug)]
 struct Context {
+    class: ClassId,
     stats: ContextStats,
     /// Requests queued in the policy: all, synchronous, and those that drive anticipation.
     queued: usize,
@@ -78,8 +79,9 @@ struct Context {
 }
 
 impl Context {
-    fn new(cfg: &StatsConfig) -> Self {
+    fn new(class: ClassId, cfg: &StatsConfig) -> Self {
         Self {
+            class,
             stats: ContextStats::new(cfg),
             queued: 0,
             queued_sync: 0,
@@ -117,10 +119,9 @@ pub struct Anticipatory<P, H> {
     name: String,
     policy: P,
     heuristic: H,
-    est: Box<dyn PositionEstimator>,
+    est: Memo,
     cfg: CoreConfig,
     contexts: HashMap<ContextId, Context>,
-    classes: HashMap<ContextId, ClassId>,
     in_flight: HashMap<RequestId, (Request, Nanos)>,
     /// The context whose request (one that drives anticipation) completed last: the paper's LP.
     last: Option<ContextId>,
@@ -142,11 +143,10 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
             name: name.into(),
             policy,
             heuristic,
-            est,
+            est: Memo::new(est),
             cfg,
-            contexts: HashMap::new(),
-            classes: HashMap::new(),
-            in_flight: HashMap::new(),
+            contexts: HashMap::default(),
+            in_flight: HashMap::default(),
             last: None,
             device_free_at: 0,
             wait: None,
@@ -168,20 +168,24 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
         self.wait.is_some()
     }
 
-    fn context(&mut self, ctx: ContextId) -> &mut Context {
+    /// The context that issued `req` (created on its first request).
+    fn context(&mut self, req: &Request) -> &mut Context {
         let cfg = self.cfg.stats;
-        self.contexts
-            .entry(ctx)
-            .or_insert_with(|| Context::new(&cfg))
+        let c = self
+            .contexts
+            .entry(req.context)
+            .or_insert_with(|| Context::new(req.class, &cfg));
+        // A context may move to another class (a process joining a cgroup).
+        c.class = req.class;
+        c
     }
 
-    /// Records what a new request says about its context: its think time and its locality.
+    /// Records what a new request says about its context: its think time, and where it lies
+    /// relative to the context's previous request (seek distance and direction).
     fn learn(&mut self, req: &Request, now: Nanos) {
         let cfg = self.cfg.stats;
-        let from = self.contexts.get(&req.context).and_then(|c| c.last_end);
-        let positioning = from.map(|f| self.est.positioning_between(f, req));
-        let c = self.context(req.context);
-        c.last_end = Some(req.end());
+        let c = self.context(req);
+        let from = c.last_end.replace(req.end());
         // A request issued while the context still has one queued or in flight is
         // asynchronous in effect (section 3.3): its think time is zero.
         let think = if c.queued_driving > 0 || c.in_flight_driving > 0 {
@@ -193,8 +197,8 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
         if let Some(t) = think {
             c.stats.think.record(t, &cfg);
         }
-        if let (Some(from), Some(positioning)) = (from, positioning) {
-            c.stats.record_locality(positioning, from, req.sector, &cfg);
+        if let Some(from) = from {
+            c.stats.record_seek(from, req.sector, &cfg);
         }
     }
 
@@ -221,7 +225,7 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
             candidate_positioning: self.est.positioning_time(cand, now),
             head: self.est.head(),
             last,
-            last_class: self.classes.get(&last).copied().unwrap_or(ClassId(last.0)),
+            last_class: c.class,
             stats: &c.stats,
             cfg: &self.cfg.stats,
             elapsed: now.saturating_sub(done),
@@ -250,8 +254,18 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
 
     fn dispatch(&mut self, id: RequestId, now: Nanos) -> Option<Request> {
         let req = self.policy.dispatch(id, now)?;
+        if req.drives_anticipation() && !req.continuation {
+            // Section 3.3: "a weighted average over time of the positioning time for requests
+            // from that process, as measured". The estimate from where the head actually is
+            // (exact for the exact estimator) is that measurement. A context whose requests
+            // keep paying seeks looks seek-bound and is not worth waiting for, which is what
+            // makes the heuristic give up on the slow reader of section 4.2.2.
+            let p = self.est.positioning_time(&req, now) as f64;
+            let decay = self.cfg.stats.average_decay;
+            self.context(&req).stats.positioning.record(p, decay);
+        }
         self.est.dispatched(&req, now);
-        let c = self.context(req.context);
+        let c = self.context(&req);
         c.queued -= 1;
         c.in_flight += 1;
         if req.sync {
@@ -272,11 +286,10 @@ impl<P: Policy, H: Heuristic<P>> Scheduler for Anticipatory<P, H> {
     }
 
     fn enqueue(&mut self, req: Request, now: Nanos) {
-        self.classes.insert(req.context, req.class);
         if req.drives_anticipation() && !req.continuation {
             self.learn(&req, now);
         }
-        let c = self.context(req.context);
+        let c = self.context(&req);
         if req.drives_anticipation() && req.continuation {
             c.last_end = Some(req.end());
         }
@@ -303,7 +316,7 @@ impl<P: Policy, H: Heuristic<P>> Scheduler for Anticipatory<P, H> {
         let service = now.saturating_sub(dispatched.max(self.device_free_at));
         self.device_free_at = now;
         self.policy.completed(&req, service, now);
-        let c = self.context(req.context);
+        let c = self.context(&req);
         c.in_flight -= 1;
         if req.drives_anticipation() {
             c.in_flight_driving -= 1;
@@ -311,7 +324,6 @@ impl<P: Policy, H: Heuristic<P>> Scheduler for Anticipatory<P, H> {
         }
         if c.exited && c.idle() {
             self.contexts.remove(&req.context);
-            self.classes.remove(&req.context);
         } else if req.drives_anticipation() {
             self.last = Some(req.context);
         }
@@ -321,7 +333,7 @@ impl<P: Policy, H: Heuristic<P>> Scheduler for Anticipatory<P, H> {
         if self.in_flight.len() >= self.cfg.depth {
             return None;
         }
-        let Some(cand) = self.policy.choose(&*self.est, now) else {
+        let Some(cand) = self.policy.choose(&self.est, now) else {
             self.end_wait(now, false);
             return None;
         };
@@ -381,7 +393,6 @@ impl<P: Policy, H: Heuristic<P>> Scheduler for Anticipatory<P, H> {
             c.exited = true;
             if c.idle() {
                 self.contexts.remove(&ctx);
-                self.classes.remove(&ctx);
             }
         }
         if self.last == Some(ctx) {

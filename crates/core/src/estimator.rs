@@ -10,12 +10,13 @@
 //! - **seek distance only** ([`SeekDistanceEstimator`]): the distance in sectors read as
 //!   nanoseconds, a linear stand-in for a seek curve, like Linux AS's sector arithmetic.
 
+use std::cell::RefCell;
 use std::fmt;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::request::{Nanos, Request};
+use crate::request::{Nanos, Request, RequestId};
 
 /// Estimates positioning times for scheduling decisions.
 ///
@@ -32,13 +33,64 @@ pub trait PositionEstimator: Send {
     /// Positioning time of `req` if the device started it at `now`.
     fn positioning_time(&self, req: &Request, now: Nanos) -> Nanos;
 
-    /// Positioning time from the end of a request ending at sector `from_end` to `to`, started
-    /// right away. This is what a context's next request costs when served back to back with
-    /// its previous one; the per-context expected positioning time averages it (section 3.3).
-    fn positioning_between(&self, from_end: u64, to: &Request) -> Nanos;
-
     /// The scheduler sent `req` to the device at `now`.
     fn dispatched(&mut self, req: &Request, now: Nanos);
+}
+
+/// Remembers the estimates made at one instant with the head where it is.
+///
+/// At one decision the core asks about the same request several times: the policy compares
+/// every pending request, the heuristic prices the candidate, and the dispatch records what it
+/// cost. The answer only changes when time moves or the head does, so the memo is emptied on
+/// either. With an exact estimator (a device model's answer), this halves the simulator's work.
+pub struct Memo {
+    inner: Box<dyn PositionEstimator>,
+    /// The instant and the answers given at it. Only the first few requests asked about are
+    /// kept: the repeats are about the candidate, and a pool of thousands is scanned once.
+    at: RefCell<(Nanos, Vec<(RequestId, Nanos)>)>,
+}
+
+/// Answers kept per instant.
+const MEMO_SIZE: usize = 8;
+
+impl Memo {
+    pub fn new(inner: Box<dyn PositionEstimator>) -> Self {
+        Self {
+            inner,
+            at: RefCell::new((0, Vec::with_capacity(MEMO_SIZE))),
+        }
+    }
+}
+
+impl PositionEstimator for Memo {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn head(&self) -> u64 {
+        self.inner.head()
+    }
+
+    fn positioning_time(&self, req: &Request, now: Nanos) -> Nanos {
+        let mut at = self.at.borrow_mut();
+        if at.0 != now {
+            at.0 = now;
+            at.1.clear();
+        }
+        if let Some(&(_, t)) = at.1.iter().find(|(id, _)| *id == req.id) {
+            return t;
+        }
+        let t = self.inner.positioning_time(req, now);
+        if at.1.len() < MEMO_SIZE {
+            at.1.push((req.id, t));
+        }
+        t
+    }
+
+    fn dispatched(&mut self, req: &Request, now: Nanos) {
+        self.at.get_mut().1.clear();
+        self.inner.dispatched(req, now);
+    }
 }
 
 /// Absolute distance between a head position and a request's first sector.
@@ -69,10 +121,6 @@ impl PositionEstimator for SeekDistanceEstimator {
 
     fn positioning_time(&self, req: &Request, _now: Nanos) -> Nanos {
         distance(self.head, req)
-    }
-
-    fn positioning_between(&self, from_end: u64, to: &Request) -> Nanos {
-        distance(from_end, to)
     }
 
     fn dispatched(&mut self, req: &Request, _now: Nanos) {
@@ -232,10 +280,6 @@ impl PositionEstimator for CurveEstimator {
 
     fn positioning_time(&self, req: &Request, _now: Nanos) -> Nanos {
         self.curve.time_at(distance(self.head, req))
-    }
-
-    fn positioning_between(&self, from_end: u64, to: &Request) -> Nanos {
-        self.curve.time_at(distance(from_end, to))
     }
 
     fn dispatched(&mut self, req: &Request, _now: Nanos) {

@@ -4,8 +4,9 @@
 //! Two kinds of estimate are kept for each context:
 //! - a decayed **think-time histogram**, read at its median (the expected think time, the
 //!   "cost" side of the SPTF heuristic) and its 95th percentile (how long to wait);
-//! - decayed **averages** of the positioning time between the context's consecutive requests,
-//!   of their seek distance, and of the fraction of forward seeks (used by C-LOOK).
+//! - decayed **averages** of the positioning time its requests cost when served, of the seek
+//!   distance between its consecutive requests, and of the fraction of forward seeks (used by
+//!   C-LOOK).
 //!
 //! Both forget fast on purpose: assumption #2 of the paper (section 3.1) is only that a
 //! context's locality and think time change *slowly*, so the estimates must track them.
@@ -45,31 +46,46 @@ impl StatsConfig {
 }
 
 /// A decayed frequency table of think times.
+///
+/// Decaying every bucket on every sample costs a pass over the table per request. Instead the
+/// table keeps `raw` counts and one `weight`: a bucket's decayed count is `raw * weight`. A
+/// sample multiplies `weight` by the decay and adds `1 / weight` to its bucket, which is the
+/// same arithmetic without the pass. Quantiles only need ratios, so they read `raw` directly.
 #[derive(Clone, Debug)]
 pub struct ThinkTimeHistogram {
-    counts: Vec<f64>,
+    raw: Vec<f64>,
     total: f64,
+    weight: f64,
     samples: u64,
 }
 
 impl ThinkTimeHistogram {
     pub fn new(cfg: &StatsConfig) -> Self {
         Self {
-            counts: vec![0.0; cfg.buckets],
+            raw: vec![0.0; cfg.buckets],
             total: 0.0,
+            weight: 1.0,
             samples: 0,
         }
     }
 
     /// Records one think time: decay every bucket, then count the sample.
     pub fn record(&mut self, think: Nanos, cfg: &StatsConfig) {
-        for c in &mut self.counts {
-            *c *= cfg.think_decay;
+        self.weight *= cfg.think_decay;
+        if self.weight < 1e-150 || !self.weight.is_normal() {
+            // Fold the weight into the counts before it underflows (every few thousand
+            // samples with the default decay), and drop what has decayed to nothing.
+            let w = self.weight;
+            for c in &mut self.raw {
+                *c *= w;
+            }
+            self.total = self.raw.iter().sum();
+            self.weight = 1.0;
         }
         let i = ((think / cfg.bucket) as usize).min(cfg.buckets - 1);
-        self.counts[i] += 1.0;
-        // Recomputing the total instead of decaying it keeps rounding from drifting.
-        self.total = self.counts.iter().sum();
+        let add = 1.0 / self.weight;
+        self.raw[i] += add;
+        self.total += add;
         self.samples += 1;
     }
 
@@ -86,7 +102,7 @@ impl ThinkTimeHistogram {
         }
         let target = q.clamp(0.0, 1.0) * self.total;
         let mut below = 0.0;
-        for (i, &c) in self.counts.iter().enumerate() {
+        for (i, &c) in self.raw.iter().enumerate() {
             if c > 0.0 && below + c >= target {
                 let within = ((target - below) / c).clamp(0.0, 1.0);
                 let t = (i as f64 + within) * cfg.bucket as f64;
@@ -108,13 +124,18 @@ impl ThinkTimeHistogram {
     }
 }
 
-/// `x = d * x + (1 - d) * sample`, started at the first sample.
+/// `x = d * x + (1 - d) * sample`, started at the first sample (or at a prior).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DecayedAverage {
     value: Option<f64>,
 }
 
 impl DecayedAverage {
+    /// An average that starts at `prior` rather than at its first sample.
+    pub fn starting_at(prior: f64) -> Self {
+        Self { value: Some(prior) }
+    }
+
     pub fn record(&mut self, sample: f64, decay: f64) {
         self.value = Some(match self.value {
             None => sample,
@@ -131,7 +152,7 @@ impl DecayedAverage {
 #[derive(Clone, Debug)]
 pub struct ContextStats {
     pub think: ThinkTimeHistogram,
-    /// Expected positioning time between the context's consecutive requests, in ns.
+    /// Expected positioning time of the context's requests as they were served, in ns.
     pub positioning: DecayedAverage,
     /// Expected seek distance between the context's consecutive requests, in sectors.
     pub seek_distance: DecayedAverage,
@@ -143,22 +164,21 @@ impl ContextStats {
     pub fn new(cfg: &StatsConfig) -> Self {
         Self {
             think: ThinkTimeHistogram::new(cfg),
-            positioning: DecayedAverage::default(),
-            seek_distance: DecayedAverage::default(),
+            // Locality starts at zero, as the zero-initialized per-process state of the
+            // thesis's implementation did (appendix II): a new context is presumed to read
+            // where it last read until its requests show otherwise. Starting from the first
+            // sample instead would condemn a context whose first request happened to follow a
+            // switch (an aging override, say) to look seek-bound, never be waited for, and so
+            // never show its locality.
+            positioning: DecayedAverage::starting_at(0.0),
+            seek_distance: DecayedAverage::starting_at(0.0),
             forward: DecayedAverage::default(),
         }
     }
 
     /// Records a new request's placement relative to the context's previous one.
-    pub fn record_locality(
-        &mut self,
-        positioning: Nanos,
-        from_end: u64,
-        to: u64,
-        cfg: &StatsConfig,
-    ) {
+    pub fn record_seek(&mut self, from_end: u64, to: u64, cfg: &StatsConfig) {
         let d = cfg.average_decay;
-        self.positioning.record(positioning as f64, d);
         self.seek_distance.record(from_end.abs_diff(to) as f64, d);
         self.forward
             .record(if to >= from_end { 1.0 } else { 0.0 }, d);
@@ -205,6 +225,47 @@ mod tests {
         h.record(1200 * US, &cfg); // bucket [1000, 1500)
         assert_eq!(h.median(&cfg), Some(1250 * US));
         assert_eq!(h.p95(&cfg), Some(1475 * US));
+    }
+
+    #[test]
+    fn lazy_decay_matches_decaying_every_bucket() {
+        // The reference: multiply every bucket by 0.9 on each sample, as the paper says.
+        let cfg = StatsConfig::default();
+        let mut h = ThinkTimeHistogram::new(&cfg);
+        let mut eager = [0.0f64; 30];
+        let mut x: u64 = 12345;
+        for n in 0..10_000u64 {
+            // Think times drift over the run, so old samples matter and the weight folds
+            // several times (every few thousand samples).
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let think = (x >> 33) % (2 * MS + n * 1_000);
+            h.record(think, &cfg);
+            for c in &mut eager {
+                *c *= 0.9;
+            }
+            eager[((think / cfg.bucket) as usize).min(29)] += 1.0;
+            if n % 97 == 0 {
+                let total: f64 = eager.iter().sum();
+                for q in [0.5, 0.95] {
+                    let mut below = 0.0;
+                    let mut want = 0.0;
+                    for (i, &c) in eager.iter().enumerate() {
+                        if c > 0.0 && below + c >= q * total {
+                            want = (i as f64 + ((q * total - below) / c).clamp(0.0, 1.0)) * 500e3;
+                            break;
+                        }
+                        below += c;
+                    }
+                    let got = h.quantile(q, &cfg).unwrap() as f64;
+                    assert!(
+                        (got - want).abs() <= 1.0,
+                        "sample {n}, q {q}: {got} vs {want}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

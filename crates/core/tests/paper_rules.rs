@@ -305,7 +305,8 @@ fn trained(think: Nanos) -> antsched_core::stats::ContextStats {
     let mut st = antsched_core::stats::ContextStats::new(&cfg);
     for i in 0..10 {
         st.think.record(think, &cfg);
-        st.record_locality(0, FAR + i * 128, FAR + i * 128, &cfg);
+        st.positioning.record(0.0, cfg.average_decay);
+        st.record_seek(FAR + i * 128, FAR + i * 128, &cfg);
     }
     st
 }
@@ -377,7 +378,10 @@ fn combination_waits_within_minclock_plus_tau() {
     let mut random = trained(200 * US);
     let cfg = antsched_core::stats::StatsConfig::default();
     for _ in 0..20 {
-        random.record_locality(2 * FAR, 0, 2 * FAR, &cfg);
+        random
+            .positioning
+            .record(2.0 * FAR as f64, cfg.average_decay);
+        random.record_seek(0, 2 * FAR, &cfg);
     }
     assert_eq!(evaluate(&mut SptfRule::default(), &p, &cand, &random), 0);
     assert_eq!(

@@ -160,8 +160,11 @@ impl SplitMix {
 
 /// Measures a model as the paper's calibration measured a disk: for log-spaced distances
 /// (1 sector to the whole disk, `per_decade` distances per factor of ten), `pairs` pairs of
-/// `sectors`-sector reads, the second issued as soon as the first completes, at random places;
-/// the sample is the second read's positioning time. Returns (distance, µs) samples.
+/// `sectors`-sector reads at random places; the sample is the second read's positioning time.
+/// The second read goes out a random 0 to 20 ms after the first completes: a user-level
+/// program is not synchronized with the platter, so its curve "accounts for ... average
+/// rotational latency" (paper, section 3.6), which is what a scheduler needs to compare
+/// requests whose rotational phase it does not know. Returns (distance, µs) samples.
 pub fn sample_model(
     model: &dyn DeviceModel,
     sectors: u32,
@@ -198,7 +201,8 @@ pub fn sample_model(
             };
             let t0: Nanos = rng.below(100_000_000);
             let c = m.submit(&DiskRequest::read(a, sectors), t0);
-            let p = m.positioning_time(&DiskRequest::read(b, sectors), c.finish);
+            let issue = c.finish + rng.below(20_000_000);
+            let p = m.positioning_time(&DiskRequest::read(b, sectors), issue);
             let dist = b.abs_diff(a + sectors as u64);
             out.push((dist, p as f64 / 1000.0));
         }

@@ -34,6 +34,7 @@
 //! at the API. There is no randomness: the same requests at the same times give the same answers,
 //! so a clone replayed with the same dispatches stays identical to the original.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use crate::layout::Layout;
@@ -265,11 +266,35 @@ pub struct HddModel {
     spec: Arc<Spec>,
     st: State,
     segs: Vec<Segment>,
+    /// The media pieces the read-ahead in progress reads, and where it ends if left to finish.
+    /// Every positioning-time question starts with "how far has the read-ahead got by now?",
+    /// and schedulers ask several per decision; the pieces do not depend on the time asked, so
+    /// they are laid out once per read-ahead and then only scanned.
+    prefetch_walk: RefCell<Option<PrefetchWalk>>,
 }
+
+/// The pieces of one read-ahead, see [`HddModel::prefetch_walk`]. Laid out lazily: most
+/// questions come within the first track of the read-ahead, so only that piece is computed
+/// until a later time is asked about.
+#[derive(Clone, Debug)]
+struct PrefetchWalk {
+    pf: Prefetch,
+    pieces: Vec<Piece>,
+    end: WalkEnd,
+    /// `pieces` holds the whole read-ahead, not just its first track.
+    complete: bool,
+}
+
+/// What `prefetch_at` returns: (next LBN, cylinder, head, when the mechanism is free, still
+/// running).
+type PrefetchProgress = (u64, u32, u32, f64, bool);
 
 /// One run of sectors transferred on one track.
 #[derive(Clone, Copy, Debug)]
 struct Piece {
+    /// The track it lies on.
+    cyl: u32,
+    head: u32,
     /// Sectors in the run.
     n: u32,
     /// When the first of them starts passing under the head.
@@ -301,7 +326,9 @@ fn to_ns(ms: f64) -> Nanos {
     if ms <= 0.0 {
         0
     } else {
-        (ms * 1e6).round() as Nanos
+        // Rounds to nearest for the non-negative times it sees (negative ones clamp to 0),
+        // without the library call `round` is on baseline x86-64.
+        (ms * 1e6 + 0.5) as Nanos
     }
 }
 
@@ -330,6 +357,7 @@ impl HddModel {
             nsegs
         ];
         HddModel {
+            prefetch_walk: RefCell::new(None),
             spec: Arc::new(Spec {
                 name: name.into(),
                 layout,
@@ -404,8 +432,7 @@ impl HddModel {
 
     #[inline]
     fn angle_sect(&self, t: f64, spt: u32) -> f64 {
-        let rev = t / self.spec.period;
-        (rev - rev.floor()) * spt as f64
+        frac(t / self.spec.period) * spt as f64
     }
 
     /// Arm movement from (c0, h0) to (c1, h1). `streaming` is a switch in the middle of a
@@ -473,7 +500,10 @@ impl HddModel {
             let st = period / spt as f64;
             let a = layout.sector_angle(loc.zone, loc.pbn.cyl, loc.pbn.head, loc.pbn.sector) as f64;
             let hpos = self.angle_sect(ts, spt);
-            let mut lat = (a - hpos).rem_euclid(spt as f64);
+            // Both angles lie in [0, spt): the difference needs one wrap at most (and no
+            // `fmod`, which is a library call on the hot path).
+            let d = a - hpos;
+            let mut lat = if d < 0.0 { d + spt as f64 } else { d };
             if lat > spt as f64 - EPS_SECT {
                 lat = 0.0;
             }
@@ -485,11 +515,15 @@ impl HddModel {
                 let j = into.ceil().min(n as f64);
                 let t_first = ts + (j - into) * st;
                 let late = Piece {
+                    cyl: loc.pbn.cyl,
+                    head: loc.pbn.head,
                     n: j as u32,
                     t_data: t_first + (spt as f64 - j) * st,
                     st,
                 };
                 let early = Piece {
+                    cyl: loc.pbn.cyl,
+                    head: loc.pbn.head,
                     n: n - j as u32,
                     t_data: t_first,
                     st,
@@ -508,9 +542,16 @@ impl HddModel {
                     end.seek = seek;
                     end.rot = t_data - (t + seek);
                     end.t_first = t_data;
-                    end.free_before = (lat.floor() as u32).min(loc.pbn.sector);
+                    end.free_before = (lat as u32).min(loc.pbn.sector);
                 }
-                go_on = go_on && on_piece(&Piece { n, t_data, st });
+                go_on = go_on
+                    && on_piece(&Piece {
+                        cyl: loc.pbn.cyl,
+                        head: loc.pbn.head,
+                        n,
+                        t_data,
+                        st,
+                    });
                 t = t_data + n as f64 * st;
             }
             first = false;
@@ -531,7 +572,7 @@ impl HddModel {
     /// How far the prefetch got by time `t`: the exclusive end of the data read, the arm
     /// position, and when the mechanism is free if the prefetch is aborted at `t` (the sector
     /// under the head is finished first).
-    fn prefetch_at(&self, pf: &Prefetch, t: f64) -> (u64, u32, u32, f64, bool) {
+    fn prefetch_at(&self, pf: &Prefetch, t: f64) -> PrefetchProgress {
         if t <= pf.t || pf.from >= pf.limit {
             return (
                 pf.from,
@@ -541,43 +582,72 @@ impl HddModel {
                 pf.from < pf.limit,
             );
         }
-        let mut done = pf.from;
-        let mut free = t;
-        let mut active = true;
-        let mut finished = true;
-        let end = self.walk(
-            pf.cyl,
-            pf.head,
-            pf.t,
-            pf.from,
-            pf.limit - pf.from,
-            false,
-            false,
-            f64::NEG_INFINITY,
-            |p| {
-                if p.t_data + p.n as f64 * p.st <= t {
-                    done += p.n as u64;
+        let mut cache = self.prefetch_walk.borrow_mut();
+        // Is the layout of this read-ahead missing, or short of `t`?
+        let short = |w: &PrefetchWalk| {
+            w.pf != *pf
+                || !w.complete
+                    && w.pieces
+                        .last()
+                        .is_none_or(|p| p.t_data + p.n as f64 * p.st <= t)
+        };
+        while cache.as_ref().is_none_or(short) {
+            // First the track the read-ahead starts on; the whole of it once a time past that
+            // track is asked about.
+            let whole = pf.limit - pf.from;
+            let first_track = self.spec.layout.locate(pf.from).run as u64;
+            let complete = cache.as_ref().is_some_and(|w| w.pf == *pf) || first_track >= whole;
+            let count = if complete { whole } else { first_track };
+            // Reuse the last read-ahead's vector: one allocation for the model's lifetime.
+            let mut pieces = cache.take().map(|w| w.pieces).unwrap_or_default();
+            pieces.clear();
+            let end = self.walk(
+                pf.cyl,
+                pf.head,
+                pf.t,
+                pf.from,
+                count,
+                false,
+                false,
+                f64::NEG_INFINITY,
+                |p| {
+                    pieces.push(*p);
                     true
-                } else {
-                    if t > p.t_data {
-                        let k = ((t - p.t_data) / p.st).floor();
-                        done += k as u64;
-                        // Finish the sector in progress (aborts happen at sector boundaries).
-                        if !self.spec.p.cache.stop_prefetch_in_sector {
-                            free = p.t_data + (k + 1.0) * p.st;
-                            done += 1;
-                        }
-                    }
-                    finished = false;
-                    false
-                }
-            },
-        );
-        if finished {
-            active = false;
-            free = end.t_end.min(t).max(end.t_end);
+                },
+            );
+            *cache = Some(PrefetchWalk {
+                pf: *pf,
+                pieces,
+                end,
+                complete,
+            });
         }
-        (done.min(pf.limit), end.cyl, end.head, free, active)
+        let w = cache.as_ref().expect("laid out above");
+        let mut done = pf.from;
+        for p in &w.pieces {
+            if p.t_data + p.n as f64 * p.st <= t {
+                done += p.n as u64;
+                continue;
+            }
+            let mut free = t;
+            if t > p.t_data {
+                let k = floor_pos((t - p.t_data) / p.st);
+                done += k as u64;
+                // Finish the sector in progress (aborts happen at sector boundaries).
+                if !self.spec.p.cache.stop_prefetch_in_sector {
+                    free = p.t_data + (k + 1.0) * p.st;
+                    done += 1;
+                }
+            }
+            return (done.min(pf.limit), p.cyl, p.head, free, true);
+        }
+        (
+            done.min(pf.limit),
+            w.end.cyl,
+            w.end.head,
+            w.end.t_end,
+            false,
+        )
     }
 
     fn overhead(&self, op: DiskOp, hit: bool) -> f64 {
@@ -974,6 +1044,8 @@ impl HddModel {
                 if p_end > lbn {
                     let skip = lbn.saturating_sub(pos);
                     let q = Piece {
+                        cyl: p.cyl,
+                        head: p.head,
                         n: p.n - skip as u32,
                         t_data: p.t_data + skip as f64 * p.st,
                         st: p.st,
@@ -1137,7 +1209,16 @@ impl HddModel {
         let n = req.sectors.max(1) as u64;
         let lbn = req.lbn.min(self.spec.layout.capacity().saturating_sub(n));
         let end = lbn + n;
-        let pf_state = self.st.prefetch.map(|p| (p, self.prefetch_at(&p, t)));
+        // How far the read-ahead has got only matters to a request that may fall in what it
+        // reads; a request elsewhere is a miss whatever the answer.
+        let pf_state = self
+            .st
+            .prefetch
+            .filter(|p| {
+                let s = &self.segs[p.seg];
+                lbn >= s.start && lbn < p.limit.max(s.end)
+            })
+            .map(|p| (p, self.prefetch_at(&p, t)));
         let write = req.op == DiskOp::Write;
         if write && cache.enabled && cache.write_back != WriteBack::Off && !self.segs.is_empty() {
             // The host sees only the command overhead (after any destage it must wait for);
@@ -1252,58 +1333,26 @@ impl DeviceModel for HddModel {
         to_ns(self.positioning_ms(req, to_ms(start)))
     }
 
-    fn positioning_between(&self, from_end_lbn: u64, to: &DiskRequest) -> Nanos {
-        let layout = &self.spec.layout;
-        let cap = layout.capacity();
-        let cache = &self.spec.p.cache;
-        // A drive that reads ahead keeps reading past the end of a read, so the sequential
-        // successor is in its buffer (or streaming into it) by the time the next command is
-        // parsed: it costs a hit's overhead, not the rotation the command overhead would
-        // otherwise lose. This is what makes synchronous sequential reads stream at media rate
-        // (the paper's 21 MB/s for 64 KB reads, section 2), and it is what a context's next
-        // sequential request is expected to cost when the anticipation heuristic weighs
-        // waiting for it (section 3.3).
-        if to.op == DiskOp::Read
-            && to.lbn == from_end_lbn
-            && cache.enabled
-            && cache.read_ahead != ReadAhead::Off
-        {
-            let o = &self.spec.p.overheads;
-            return to_ns(o.per_request + o.read_hit_after_read);
-        }
-        let last = from_end_lbn.clamp(1, cap) - 1;
-        let loc = layout.locate(last);
-        let spt = layout.zones[loc.zone].spt;
-        // The previous request's last sector has just passed under the head.
-        let a_end =
-            (layout.sector_angle(loc.zone, loc.pbn.cyl, loc.pbn.head, loc.pbn.sector) + 1) % spt;
-        let t0 = a_end as f64 / spt as f64 * self.spec.period;
-        let o = &self.spec.p.overheads;
-        let ovh = o.per_request
-            + if to.op == DiskOp::Read {
-                o.read_miss_after_read
-            } else {
-                o.write_miss_after_read
-            };
-        let n = to.sectors.max(1) as u64;
-        let lbn = to.lbn.min(cap.saturating_sub(n));
-        let w = self.walk(
-            loc.pbn.cyl,
-            loc.pbn.head,
-            t0 + ovh,
-            lbn,
-            1,
-            to.op == DiskOp::Write,
-            false,
-            f64::NEG_INFINITY,
-            |_| false,
-        );
-        to_ns(w.t_first - t0)
-    }
-
     fn clone_box(&self) -> Box<dyn DeviceModel> {
         Box::new(self.clone())
     }
+}
+
+/// `x.floor()` for `x >= 0`, as a truncating cast: `floor` is a library call on baseline
+/// x86-64, and these sit on the simulator's hottest path.
+#[inline]
+fn floor_pos(x: f64) -> f64 {
+    if (0.0..9.0e15).contains(&x) {
+        (x as u64) as f64
+    } else {
+        x.floor()
+    }
+}
+
+/// The fractional part of `x`, in [0, 1).
+#[inline]
+fn frac(x: f64) -> f64 {
+    x - floor_pos(x)
 }
 
 #[cfg(test)]
@@ -1470,15 +1519,5 @@ mod tests {
         let mut d = drive(cache, 10);
         let w = d.submit(&DiskRequest::write(15_000, 8), 0);
         assert!(ms(w.finish - w.start) > 1.0);
-    }
-
-    #[test]
-    fn positioning_between_is_small_for_a_sequential_successor_and_grows_with_distance() {
-        let d = drive(CacheParams::off(), 10);
-        let near = d.positioning_between(50, &DiskRequest::read(50, 8));
-        let mid = d.positioning_between(100, &DiskRequest::read(5_000, 8));
-        let far = d.positioning_between(100, &DiskRequest::read(25_000, 8));
-        assert_eq!(near, 0, "the next sector is under the head");
-        assert!(mid > near && far > 8_000_000, "{near} {mid} {far}");
     }
 }

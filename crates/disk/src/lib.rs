@@ -154,12 +154,6 @@ pub trait DeviceModel: Send {
     /// (a cache hit costs only its command overhead). No state change.
     fn positioning_time(&self, req: &DiskRequest, start: Nanos) -> Nanos;
 
-    /// Positioning time from the end of a request whose last sector is `from_end_lbn - 1`
-    /// (`from_end_lbn` is the first LBN *after* it, so a sequential successor has
-    /// `to.lbn == from_end_lbn`), if `to` were started the instant that request finished, with no
-    /// cache and no idle time: what a context's next request costs back to back.
-    fn positioning_between(&self, from_end_lbn: u64, to: &DiskRequest) -> Nanos;
-
     /// A boxed copy with the same state.
     fn clone_box(&self) -> Box<dyn DeviceModel>;
 }

@@ -94,10 +94,6 @@ impl DeviceModel for SsdModel {
         self.latency(req.op)
     }
 
-    fn positioning_between(&self, _from_end_lbn: u64, to: &DiskRequest) -> Nanos {
-        self.latency(to.op)
-    }
-
     fn clone_box(&self) -> Box<dyn DeviceModel> {
         Box::new(self.clone())
     }
@@ -127,8 +123,8 @@ mod tests {
         assert_eq!(c.start, a.finish);
         // Position does not matter.
         assert_eq!(
-            s.positioning_between(0, &DiskRequest::read(1 << 19, 8)),
-            s.positioning_between(0, &DiskRequest::read(8, 8))
+            s.positioning_time(&DiskRequest::read(1 << 19, 8), c.finish),
+            s.positioning_time(&DiskRequest::read(8, 8), c.finish)
         );
     }
 }

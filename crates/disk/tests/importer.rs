@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use antsched_disk::{load_disksim, DeviceModel, DiskSimError};
 
 fn data_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/disksim");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/disksim");
     assert!(
         dir.join("cheetah4LP.parv").is_file(),
         "DiskSim data not found at {}; these tests need it",

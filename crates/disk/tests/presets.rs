@@ -133,22 +133,3 @@ fn preset_hdds_are_deterministic_and_clones_replay_identically() {
         t = ca.finish + (x >> 50);
     }
 }
-
-#[test]
-fn a_sequential_successor_costs_a_cache_hit_on_a_drive_that_reads_ahead() {
-    let d = preset("deskstar-34gxp").unwrap();
-    let seq = d.positioning_between(1_000_128, &DiskRequest::read(1_000_128, 128));
-    let skip = d.positioning_between(1_000_128, &DiskRequest::read(1_000_256, 128));
-    let far = d.positioning_between(1_000_128, &DiskRequest::read(3_097_280, 128));
-    assert!(seq < 500_000, "sequential successor: {seq} ns");
-    assert!(skip > seq && far > skip, "{seq} {skip} {far}");
-    // Served back to back, the successor is indeed that cheap.
-    let mut m = d.clone_box();
-    let c = m.submit(&DiskRequest::read(1_000_000, 128), 0);
-    let next = m.submit(&DiskRequest::read(1_000_128, 128), c.finish);
-    assert!(
-        next.service.positioning() <= seq + 100_000,
-        "{:?} vs {seq}",
-        next.service
-    );
-}

@@ -1,8 +1,8 @@
 //! The imported DiskSim 4.0 drives against the service times measured on the real drives.
 //!
-//! The data ship with the project at `../shared/data/disksim/` (beside the repository). If they
-//! are missing the test fails with the path it looked at: a skipped validation would hide a
-//! model regression.
+//! The data ship with the repository in `data/disksim/` (DiskSim 4.0's files, redistributed
+//! with their CMU notice). If they are missing the test fails with the path it looked at: a
+//! skipped validation would hide a model regression.
 
 use std::path::PathBuf;
 
@@ -10,11 +10,11 @@ use antsched_disk::validate::{disksim_reference_demerit, validate};
 
 fn data_dir() -> PathBuf {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let dir = manifest.join("../../../shared/data/disksim");
+    let dir = manifest.join("../../data/disksim");
     assert!(
         dir.join("cheetah4LP.parv").is_file(),
-        "DiskSim validation data not found at {} (expected ../shared/data/disksim beside the \
-         repository, as on CI); these tests need it",
+        "DiskSim validation data not found at {} (data/disksim in the repository); these \
+         tests need it",
         dir.display()
     );
     dir

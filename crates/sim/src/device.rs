@@ -87,12 +87,6 @@ impl PositionEstimator for ExactEstimator {
         self.device.lock().positioning_time(&disk_request(req), now)
     }
 
-    fn positioning_between(&self, from_end: u64, to: &Request) -> Nanos {
-        self.device
-            .lock()
-            .positioning_between(from_end, &disk_request(to))
-    }
-
     fn dispatched(&mut self, req: &Request, _now: Nanos) {
         // The simulator submits the request to the shared model itself.
         self.head = req.end();

@@ -11,6 +11,7 @@ use std::collections::BinaryHeap;
 use std::time::Instant;
 
 use antsched_core::{ClassId, ContextId, Nanos, Op, Request, RequestId, Scheduler};
+use antsched_disk::Completion;
 use hdrhistogram::Histogram;
 use rustc_hash::FxHashMap;
 
@@ -28,10 +29,8 @@ use crate::SimError;
 enum Event {
     /// An issuer may issue its next I/O.
     Issue(usize),
-    /// The device finished a request.
-    Complete(RequestId),
-    /// The scheduler's timeout, valid if its generation is still the armed one.
-    Timer(u64),
+    /// The device finished a request of this many bytes.
+    Complete(RequestId, u64),
     /// The write-back daemon wakes up.
     Flush,
 }
@@ -79,6 +78,9 @@ struct Run {
     latency: Histogram<u64>,
 }
 
+/// Sees every request sent to the device and when it was served.
+type Observer<'a> = Box<dyn FnMut(&Request, &Completion) + 'a>;
+
 /// One simulation run. Build with [`Simulation::new`], run with [`Simulation::run`].
 pub struct Simulation<'a> {
     jobs: &'a JobFile,
@@ -88,8 +90,10 @@ pub struct Simulation<'a> {
     now: Nanos,
     queue: BinaryHeap<Reverse<(Nanos, u64, Event)>>,
     seq: u64,
-    armed: Option<(Nanos, u64)>,
-    generation: u64,
+    /// The scheduler's timeout. Kept out of the queue: it moves or vanishes at most decisions
+    /// (a wait is usually answered before it runs out), and a heap entry per wait would be
+    /// pushed only to be skipped later.
+    armed: Option<Nanos>,
     runs: Vec<Run>,
     /// Issuers that keep the run going and have not finished.
     live: usize,
@@ -109,7 +113,10 @@ pub struct Simulation<'a> {
     writeback_busy: Nanos,
     writeback_bytes: u64,
     disk_requests: u64,
+    bytes_requested: u64,
+    bytes_served: u64,
     last_completion: Nanos,
+    observer: Option<Observer<'a>>,
 }
 
 fn buffered_write(job: &Job) -> bool {
@@ -195,7 +202,6 @@ impl<'a> Simulation<'a> {
             queue: BinaryHeap::new(),
             seq: 0,
             armed: None,
-            generation: 0,
             runs,
             live,
             requests: FxHashMap::default(),
@@ -213,8 +219,18 @@ impl<'a> Simulation<'a> {
             writeback_busy: 0,
             writeback_bytes: 0,
             disk_requests: 0,
+            bytes_requested: 0,
+            bytes_served: 0,
             last_completion: 0,
+            observer: None,
         })
+    }
+
+    /// Calls `f` with every request sent to the device and when the device served it (for
+    /// tests and per-request output).
+    pub fn observe(mut self, f: impl FnMut(&Request, &Completion) + 'a) -> Self {
+        self.observer = Some(Box::new(f));
+        self
     }
 
     fn job(&self, issuer: usize) -> &'a Job {
@@ -233,8 +249,18 @@ impl<'a> Simulation<'a> {
             self.at(0, Event::Issue(i));
         }
         while self.live > 0 {
-            let Some(Reverse((t, _, e))) = self.queue.pop() else {
-                break;
+            let next = self.queue.peek().map(|Reverse((t, _, _))| *t);
+            // The timer goes before an event of the same instant: the scheduler set it at an
+            // earlier decision, so it is the older of the two.
+            let (t, e) = match (next, self.armed) {
+                (_, Some(a)) if next.is_none_or(|t| a <= t) => {
+                    self.armed = None;
+                    (a, None)
+                }
+                _ => match self.queue.pop() {
+                    Some(Reverse((t, _, e))) => (t, Some(e)),
+                    None => break,
+                },
             };
             if self.stop.is_some_and(|s| t > s) {
                 break;
@@ -242,14 +268,10 @@ impl<'a> Simulation<'a> {
             debug_assert!(t >= self.now, "time moves forward");
             self.now = t;
             match e {
-                Event::Issue(i) => self.issue(i),
-                Event::Complete(id) => self.complete(id),
-                Event::Timer(g) => {
-                    if self.armed.is_some_and(|(_, a)| a == g) {
-                        self.armed = None;
-                    }
-                }
-                Event::Flush => self.flush(),
+                Some(Event::Issue(i)) => self.issue(i),
+                Some(Event::Complete(id, bytes)) => self.complete(id, bytes),
+                Some(Event::Flush) => self.flush(),
+                None => {} // the timeout: asking the scheduler again is all it takes
             }
             self.drive();
         }
@@ -261,20 +283,14 @@ impl<'a> Simulation<'a> {
         while let Some(r) = self.sched.poll_dispatch(self.now) {
             self.dispatch(r);
         }
-        match self.sched.poll_timeout() {
-            Some(t) if self.armed.map(|(a, _)| a) != Some(t) => {
-                self.generation += 1;
-                self.armed = Some((t, self.generation));
-                let g = self.generation;
-                self.at(t.max(self.now), Event::Timer(g));
-            }
-            Some(_) => {}
-            None => self.armed = None,
-        }
+        self.armed = self.sched.poll_timeout().map(|t| t.max(self.now));
     }
 
     fn dispatch(&mut self, r: Request) {
         let c = self.device.submit(&r, self.now);
+        if let Some(f) = self.observer.as_mut() {
+            f(&r, &c);
+        }
         self.disk_requests += 1;
         let service = c.finish - c.start;
         if c.finish > self.busy_until {
@@ -285,7 +301,7 @@ impl<'a> Simulation<'a> {
             Some(i) => self.runs[i].busy += service,
             None => self.writeback_busy += service,
         }
-        self.at(c.finish, Event::Complete(r.id));
+        self.at(c.finish, Event::Complete(r.id, r.bytes()));
     }
 
     /// Sends one run of pieces to the scheduler; returns how many requests it made.
@@ -305,6 +321,7 @@ impl<'a> Simulation<'a> {
             let id = RequestId(self.next_request);
             let p = purpose(self, id);
             self.requests.insert(id, (p, owner));
+            self.bytes_requested += u64::from(sectors) * 512;
             self.sched.enqueue(
                 Request {
                     id,
@@ -360,7 +377,8 @@ impl<'a> Simulation<'a> {
     fn start(&mut self, i: usize, io: AppIo) {
         let job = self.job(i);
         let region = *self.runs[i].cursor.region(io.region);
-        let file = self.workload.layout.file(region.file).clone();
+        let workload: &'a Workload = self.workload;
+        let file = workload.layout.file(region.file);
         let (ctx, class) = (self.runs[i].ctx, self.runs[i].class);
         let app = self.alloc_app(AppState {
             issuer: i,
@@ -495,8 +513,9 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    fn complete(&mut self, id: RequestId) {
+    fn complete(&mut self, id: RequestId, bytes: u64) {
         self.sched.complete(id, self.now);
+        self.bytes_served += bytes;
         let Some((purpose, _)) = self.requests.remove(&id) else {
             return;
         };
@@ -627,6 +646,8 @@ impl<'a> Simulation<'a> {
             },
             sim: Some(SimSpeed {
                 requests: self.disk_requests,
+                bytes_requested: self.bytes_requested,
+                bytes_served: self.bytes_served,
                 wall_s,
                 requests_per_s: if wall_s > 0.0 {
                     self.disk_requests as f64 / wall_s

@@ -76,11 +76,15 @@ pub struct AnticipationReport {
     pub waited_ms: f64,
 }
 
-/// How fast the simulator ran.
+/// How fast the simulator ran, and what the device was asked for.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
 pub struct SimSpeed {
     /// Disk requests simulated.
     pub requests: u64,
+    /// Bytes the disk requests asked for, and bytes the device completed. Equal when a run
+    /// ends with nothing in flight.
+    pub bytes_requested: u64,
+    pub bytes_served: u64,
     pub wall_s: f64,
     pub requests_per_s: f64,
 }

@@ -6,8 +6,6 @@
 //! the age bound overrules the SPTF choice (section 3.3, "Variant: Aged-SPTF"; the paper runs
 //! it with a 1 s bound, "within 1% of SPTF").
 
-use std::collections::BTreeSet;
-
 use super::{shortest_positioning, Aging, Policy};
 use crate::estimator::PositionEstimator;
 use crate::request::{Nanos, Request, RequestId, SEC};
@@ -54,8 +52,9 @@ pub const DEFAULT_AGE_BOUND: Nanos = SEC;
 #[derive(Debug)]
 pub struct AgedSptf {
     sptf: Sptf,
-    /// (issue time, id) of every pending request: the oldest is the first.
-    by_age: BTreeSet<(Nanos, RequestId)>,
+    /// (issue time, id) of the oldest pending request. Kept up to date on arrival, and found
+    /// again by one pass when it leaves: SPTF's decision is a pass over the requests anyway.
+    oldest: Option<(Nanos, RequestId)>,
     age_bound: Nanos,
     overrode: bool,
 }
@@ -64,7 +63,7 @@ impl AgedSptf {
     pub fn new(age_bound: Nanos) -> Self {
         Self {
             sptf: Sptf::new(),
-            by_age: BTreeSet::new(),
+            oldest: None,
             age_bound,
             overrode: false,
         }
@@ -77,12 +76,15 @@ impl AgedSptf {
 
 impl Policy for AgedSptf {
     fn enqueue(&mut self, req: Request, now: Nanos) {
-        self.by_age.insert((req.issued, req.id));
+        let key = (req.issued, req.id);
+        if self.oldest.is_none_or(|o| key < o) {
+            self.oldest = Some(key);
+        }
         self.sptf.enqueue(req, now);
     }
 
     fn choose(&mut self, est: &dyn PositionEstimator, now: Nanos) -> Option<Request> {
-        let &(issued, oldest) = self.by_age.first()?;
+        let (issued, oldest) = self.oldest?;
         // The override is a hard bound rather than a gradual priority boost: it is what the
         // paper configured ("bounded per-request latency of 1 second"), and it makes the
         // latency guarantee a property one can test.
@@ -96,7 +98,9 @@ impl Policy for AgedSptf {
 
     fn dispatch(&mut self, id: RequestId, now: Nanos) -> Option<Request> {
         let req = self.sptf.dispatch(id, now)?;
-        self.by_age.remove(&(req.issued, req.id));
+        if self.oldest.is_some_and(|(_, o)| o == id) {
+            self.oldest = self.sptf.reqs.iter().map(|r| (r.issued, r.id)).min();
+        }
         Some(req)
     }
 
@@ -105,9 +109,8 @@ impl Policy for AgedSptf {
     }
 
     fn next_change(&self) -> Option<Nanos> {
-        self.by_age
-            .first()
-            .map(|&(issued, _)| issued.saturating_add(self.age_bound))
+        self.oldest
+            .map(|(issued, _)| issued.saturating_add(self.age_bound))
     }
 }
 

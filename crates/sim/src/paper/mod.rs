@@ -21,7 +21,7 @@ mod workloads;
 
 pub use explain::explain;
 pub use published::{evaluate, Experiment, Row};
-pub use workloads::{plan, PaperOptions, PlannedRun, ANTICIPATORY, BASELINE};
+pub use workloads::{plan, PaperOptions, PlannedRun, ANTICIPATORY, BASELINE, FILE_SPACING};
 
 use rayon::prelude::*;
 use serde::Serialize;

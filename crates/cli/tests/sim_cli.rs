@@ -1,0 +1,218 @@
+//! `antsched sim`, `antsched paper` and `antsched schedulers` as a user runs them.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_antsched"))
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("antsched-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn sim_prints_a_row_per_scheduler_and_writes_the_json_keys() {
+    let dir = scratch("sim");
+    let json = dir.join("out.json");
+    let out = bin()
+        .arg("sim")
+        .arg(repo().join("examples/jobs/two-readers-alternate.fio"))
+        .args([
+            "--scheduler",
+            "aged-sptf",
+            "--scheduler",
+            "as-aged-sptf:timer_tick=500us",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        table.contains("aged-sptf") && table.contains("as-aged-sptf:timer_tick=500us"),
+        "{table}"
+    );
+    // Piped: no progress bar on stderr.
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for r in runs {
+        for key in [
+            "scheduler",
+            "disk",
+            "throughput_mb_s",
+            "utilization",
+            "contexts",
+            "anticipation",
+            "sim",
+        ] {
+            assert!(!r[key].is_null(), "missing {key}");
+        }
+        let c = &r["contexts"][0];
+        for key in ["name", "class", "bytes", "throughput_mb_s", "share"] {
+            assert!(!c[key].is_null(), "missing contexts[].{key}");
+        }
+        for key in ["p50", "p99", "max"] {
+            assert!(c["latency_ms"][key].is_number(), "missing latency_ms.{key}");
+        }
+        for key in ["waits", "hits", "timeouts"] {
+            assert!(
+                r["anticipation"][key].is_number(),
+                "missing anticipation.{key}"
+            );
+        }
+        for key in ["requests", "wall_s", "requests_per_s"] {
+            assert!(r["sim"][key].is_number(), "missing sim.{key}");
+        }
+    }
+    // The anticipatory run is the faster one.
+    assert!(runs[1]["throughput_mb_s"].as_f64() > runs[0]["throughput_mb_s"].as_f64());
+}
+
+#[test]
+fn sim_rejects_bad_input_with_the_line_and_writes_nothing() {
+    let dir = scratch("bad");
+    let job = dir.join("bad.fio");
+    std::fs::write(&job, "[a]\nrw=read\nsize=1g\nblocksize_range=4k-8k\n").unwrap();
+    let json = dir.join("out.json");
+    let out = bin()
+        .arg("sim")
+        .arg(&job)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("bad.fio:4") && err.contains("blocksize_range"),
+        "{err}"
+    );
+    assert!(!json.exists(), "a failed run wrote its JSON");
+
+    let ok = repo().join("examples/jobs/two-readers-seq.fio");
+    let out = bin()
+        .arg("sim")
+        .arg(&ok)
+        .args(["--scheduler", "as-foo"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("as-foo") && err.contains("as-aged-sptf"),
+        "{err}"
+    );
+
+    let out = bin()
+        .arg("sim")
+        .arg(&ok)
+        .args(["--disk", "floppy"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("floppy") && err.contains("deskstar-34gxp"),
+        "{err}"
+    );
+
+    let out = bin()
+        .arg("sim")
+        .arg(dir.join("missing.fio"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8(out.stderr)
+        .unwrap()
+        .contains("missing.fio"));
+}
+
+#[test]
+fn paper_quick_writes_the_report_plots_jobs_and_json() {
+    let dir = scratch("paper");
+    let json = dir.join("paper.json");
+    let out = bin()
+        .args(["paper", "--quick", "--out"])
+        .arg(dir.join("out"))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        table.contains("fig4-access-patterns") && table.contains("ratio"),
+        "{table}"
+    );
+    let o = dir.join("out");
+    let report = std::fs::read_to_string(o.join("report.md")).unwrap();
+    for plot in ["fig4", "fig5", "fig6", "fig7", "fig13", "shares"] {
+        for ext in ["png", "svg"] {
+            let f = o.join(format!("{plot}.{ext}"));
+            assert!(
+                f.metadata().map(|m| m.len() > 1000).unwrap_or(false),
+                "{} missing",
+                f.display()
+            );
+        }
+        assert!(
+            report.contains(&format!("({plot}.png)")),
+            "report does not link {plot}"
+        );
+    }
+    assert!(o.join("jobs/fig4-access-patterns-seq-mmap.fio").is_file());
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let e = v["experiments"].as_array().unwrap();
+    assert!(e.len() >= 9);
+    for x in e {
+        assert!(x["id"].is_string() && x["paper"].is_object() && x["measured"].is_object());
+    }
+    // No scratch directory left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(&o)
+        .unwrap()
+        .filter_map(|d| d.ok())
+        .filter(|d| d.file_name().to_string_lossy().starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty());
+}
+
+#[test]
+fn schedulers_lists_every_name_with_its_tunables() {
+    let out = bin().arg("schedulers").output().unwrap();
+    assert!(out.status.success());
+    let s = String::from_utf8(out.stdout).unwrap();
+    for name in [
+        "noop",
+        "as-aged-sptf",
+        "as-stride-combo",
+        "lottery",
+        "think_threshold=3ms",
+        "age_bound=1s",
+        "tau=1s",
+    ] {
+        assert!(s.contains(name), "{name} missing");
+    }
+}

@@ -1,0 +1,300 @@
+//! The simulator's invariants (bytes requested equal bytes served; time only moves forward;
+//! every request is dispatched and completed once; same seed, same result) and the headline
+//! shapes of the paper's experiments, with the tolerances stated in each test.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use antsched_core::{BuildEnv, Nanos, RequestId};
+use antsched_sim::engine::Simulation;
+use antsched_sim::fio::{parse, JobFile};
+use antsched_sim::paper::{self, Experiment, PaperOptions, PaperRun};
+use antsched_sim::{disk_model, simulate, workload, RunReport, SharedDevice};
+
+fn job(text: &str) -> JobFile {
+    parse(text, "test.fio").unwrap()
+}
+
+fn sim(text: &str, spec: &str, seed: u64) -> RunReport {
+    simulate(
+        &job(text),
+        disk_model("deskstar-34gxp").unwrap(),
+        spec,
+        seed,
+    )
+    .unwrap()
+}
+
+const RANDOM: &str = "[global]\nrw=randread\nbs=64k\nsize=256m\nioengine=psync\ndirect=1\n\
+                      thinktime=300us\n[a]\nfilename=a\n[b]\nfilename=b\nantsched_disk_offset=6g\n";
+
+#[test]
+fn same_seed_same_result_another_seed_another() {
+    let a = sim(RANDOM, "as-aged-sptf", 7);
+    let mut b = sim(RANDOM, "as-aged-sptf", 7);
+    // Everything but the wall clock is a function of the inputs.
+    b.sim = a.sim.map(|s| antsched_sim::report::SimSpeed { ..s });
+    assert_eq!(a, b);
+    let c = sim(RANDOM, "as-aged-sptf", 8);
+    assert_ne!(a.duration_s, c.duration_s, "another seed, other offsets");
+}
+
+#[test]
+fn bytes_requested_equal_bytes_served_and_applications_get_their_bytes() {
+    for spec in [
+        "noop",
+        "aged-sptf",
+        "as-aged-sptf",
+        "as-stride-combo",
+        "as-clook",
+    ] {
+        let r = sim(RANDOM, spec, 1);
+        let s = r.sim.unwrap();
+        assert_eq!(s.bytes_requested, s.bytes_served, "{spec}");
+        // Two jobs of 256 MiB each, direct I/O: the disk moved exactly what they asked for.
+        assert_eq!(r.bytes, 2 * (256 << 20), "{spec}");
+        assert_eq!(s.bytes_served, r.bytes, "{spec}");
+    }
+    // With read-ahead the disk may read more than the application asked for, never less.
+    let seq = "[global]\nrw=read\nbs=64k\nsize=64m\n[a]\nfilename=a\n[b]\nfilename=b\n";
+    let r = sim(seq, "as-aged-sptf", 1);
+    let s = r.sim.unwrap();
+    assert_eq!(s.bytes_requested, s.bytes_served);
+    assert_eq!(r.bytes, 2 * (64 << 20));
+    assert!(s.bytes_served >= r.bytes);
+}
+
+#[test]
+fn time_moves_forward_and_every_request_is_served_once() {
+    let jobs = job(RANDOM);
+    let device = SharedDevice::new(disk_model("deskstar-34gxp").unwrap());
+    let w = workload::compile(&jobs, device.capacity_sectors(), 3).unwrap();
+    let sched = antsched_core::build("as-aged-sptf:estimator=seek", &BuildEnv::default()).unwrap();
+    let mut seen: HashMap<RequestId, (Nanos, Nanos)> = HashMap::new();
+    let mut last_start: Nanos = 0;
+    let mut forward = true;
+    let report = Simulation::new(&jobs, &w, sched, device)
+        .unwrap()
+        .observe(|r, c| {
+            forward &= c.start >= last_start && c.finish >= c.start && c.start >= r.issued;
+            last_start = c.start;
+            assert!(
+                seen.insert(r.id, (c.start, c.finish)).is_none(),
+                "{} twice",
+                r.id
+            );
+        })
+        .run()
+        .unwrap();
+    assert!(
+        forward,
+        "a request started before the one before it, or before it was issued"
+    );
+    assert_eq!(seen.len() as u64, report.sim.unwrap().requests);
+    // One at a time (depth 1): no two services overlap.
+    let mut spans: Vec<(Nanos, Nanos)> = seen.into_values().collect();
+    spans.sort();
+    assert!(spans.windows(2).all(|w| w[1].0 >= w[0].1));
+}
+
+/// The whole suite, run once for all the shape tests below (about a second in release).
+fn suite() -> &'static (Vec<PaperRun>, Vec<Experiment>) {
+    static SUITE: OnceLock<(Vec<PaperRun>, Vec<Experiment>)> = OnceLock::new();
+    SUITE.get_or_init(|| {
+        let runs = paper::run(&paper::plan(&PaperOptions::default()), 1, &|| {}).unwrap();
+        let e = paper::evaluate(&runs);
+        (runs, e)
+    })
+}
+
+fn mb_s(group: &str, variant: &str, x: Option<f64>, label: &str) -> f64 {
+    suite()
+        .0
+        .iter()
+        .find(|r| {
+            r.plan.group == group
+                && r.plan.variant == variant
+                && r.plan.x == x
+                && r.plan.label == label
+        })
+        .unwrap_or_else(|| panic!("no run {group} {variant} {x:?} {label}"))
+        .report
+        .throughput_mb_s
+}
+
+fn gain(group: &str, variant: &str, x: Option<f64>) -> f64 {
+    mb_s(group, variant, x, paper::ANTICIPATORY) / mb_s(group, variant, x, paper::BASELINE)
+}
+
+fn shares(group: &str, label: &str) -> Vec<f64> {
+    let r = suite()
+        .0
+        .iter()
+        .find(|r| r.plan.group == group && r.plan.label == label)
+        .unwrap();
+    r.report.contexts.iter().map(|c| c.share).collect()
+}
+
+/// One reader alone: the disk's bandwidth for 64 KB synchronous sequential reads.
+fn single_reader_mb_s() -> f64 {
+    sim(
+        "[r]\nrw=read\nbs=64k\nsize=1g\nioengine=mmap\ntime_based\nruntime=20s\nantsched_issue_delay=200us\nfilename=r\n",
+        "aged-sptf",
+        1,
+    )
+    .throughput_mb_s
+}
+
+#[test]
+fn sequential_mmap_readers_gain_at_least_3_5x_and_reach_90_percent_of_one_reader() {
+    let g = gain("fig4-access-patterns", "seq/mmap", None);
+    assert!(g >= 3.5, "gain {g}");
+    let anticipated = mb_s(
+        "fig4-access-patterns",
+        "seq/mmap",
+        None,
+        paper::ANTICIPATORY,
+    );
+    let alone = single_reader_mb_s();
+    assert!(
+        anticipated >= 0.9 * alone,
+        "{anticipated} MB/s against {alone} alone"
+    );
+}
+
+#[test]
+fn alternate_blocks_gain_at_least_1_8x_random_between_15_and_50_percent() {
+    for v in ["alter/read", "alter/mmap"] {
+        let g = gain("fig4-access-patterns", v, None);
+        assert!(g >= 1.8, "{v}: {g}");
+    }
+    for v in ["random/read", "random/mmap"] {
+        let g = gain("fig4-access-patterns", v, None);
+        assert!((1.15..=1.50).contains(&g), "{v}: {g}");
+    }
+}
+
+#[test]
+fn with_read_ahead_the_baseline_is_near_full_bandwidth_and_anticipation_no_worse() {
+    let base = mb_s("fig4-access-patterns", "seq/read", None, paper::BASELINE);
+    let alone = single_reader_mb_s();
+    assert!(base >= 0.9 * alone, "{base} against {alone}");
+    let g = gain("fig4-access-patterns", "seq/read", None);
+    assert!(
+        g >= 0.99,
+        "anticipation made prefetching readers slower: {g}"
+    );
+}
+
+#[test]
+fn the_symmetric_gain_falls_to_nothing_near_8ms() {
+    // Four times at t = 0, declining, and within 10% of the baseline from 9 to 12 ms (the
+    // paper: "at about 8ms ... tips the other way"; on this model a switch between the files
+    // costs about 11 ms, so it tips between 8 and 9 ms). At 13 and 14 ms the drive's own
+    // read-ahead starts serving the baseline from its cache and anticipation, pricing switches
+    // with the calibrated curve, is behind by up to a fifth (explained in the report): it must
+    // not lose more than a quarter.
+    assert!(gain("fig5-symmetric", "", Some(0.0)) >= 3.5);
+    assert!(gain("fig5-symmetric", "", Some(4.0)) > 1.3);
+    for t in [9.0, 10.0, 11.0, 12.0] {
+        let g = gain("fig5-symmetric", "", Some(t));
+        assert!((0.9..=1.1).contains(&g), "t = {t}: gain {g}");
+    }
+    for t in [13.0, 14.0] {
+        let g = gain("fig5-symmetric", "", Some(t));
+        assert!(g >= 0.75, "t = {t}: gain {g}");
+    }
+}
+
+#[test]
+fn the_asymmetric_case_dips_then_recovers_once_only_the_fast_reader_is_waited_for() {
+    let a = |t: f64| mb_s("fig6-asymmetric", "", Some(t), paper::ANTICIPATORY);
+    let start = a(0.0);
+    let dip = (1..=8)
+        .map(|t| a(f64::from(t)))
+        .fold(f64::INFINITY, f64::min);
+    assert!(dip < 0.8 * start, "no dip: {dip} against {start}");
+    assert!(
+        a(14.0) >= 0.95 * start,
+        "no recovery: {} against {start}",
+        a(14.0)
+    );
+}
+
+#[test]
+fn the_adversary_costs_at_most_30_percent() {
+    for n in 0..=4 {
+        let g = gain("fig7-adversary", "", Some(f64::from(n)));
+        assert!(g >= 0.7, "n = {n}: {g}");
+    }
+}
+
+#[test]
+fn stride_shares_without_and_with_anticipation() {
+    // 1:2 weights. Without anticipation, near 1:1 (within 25%); with as-stride and the
+    // combination, near 1:2 (within 20%); the combination at full throughput (90% of
+    // anticipated Aged-SPTF on the same readers).
+    let ratio = |l: &str| {
+        let s = shares("fig12-stride-1-2", l);
+        s[1] / s[0]
+    };
+    assert!(
+        (0.8..=1.25).contains(&ratio("stride")),
+        "{}",
+        ratio("stride")
+    );
+    assert!(
+        (1.6..=2.4).contains(&ratio("as-stride")),
+        "{}",
+        ratio("as-stride")
+    );
+    assert!(
+        (1.6..=2.4).contains(&ratio("as-stride-combo")),
+        "{}",
+        ratio("as-stride-combo")
+    );
+    let combo = mb_s("fig12-stride-1-2", "", None, "as-stride-combo");
+    let best = mb_s(
+        "fig4-access-patterns",
+        "seq/mmap",
+        None,
+        paper::ANTICIPATORY,
+    );
+    assert!(combo >= 0.9 * best, "{combo} against {best}");
+    // 1:1:3 weights: Stride 1:1:2, Lottery 2:2:3, as-stride 1:1:3 (each within 15%).
+    let r_over_p = |l: &str| {
+        let s = shares("sec2-shares-1-1-3", l);
+        s[2] / ((s[0] + s[1]) / 2.0)
+    };
+    for (l, want) in [("stride", 2.0), ("lottery", 1.5), ("as-stride", 3.0)] {
+        let got = r_over_p(l);
+        assert!(
+            (got / want - 1.0).abs() <= 0.15,
+            "{l}: {got} against {want}"
+        );
+    }
+}
+
+#[test]
+fn the_15k_rpm_gain_is_larger_than_the_7200_rpm_gain() {
+    let fast = gain("fig13-fast-disk", "seq/mmap", None);
+    let slow = gain("fig4-access-patterns", "seq/mmap", None);
+    assert!(fast > slow, "{fast} against {slow}");
+}
+
+#[test]
+fn every_difference_beyond_15_percent_is_explained() {
+    for e in &suite().1 {
+        for r in &e.rows {
+            if r.ratio.is_some_and(|x| !(0.85..=1.15).contains(&x)) {
+                let why = paper::explain(&e.id, &r.quantity, false);
+                assert!(
+                    !why.starts_with("not explained"),
+                    "{}: {} has no explanation",
+                    e.id,
+                    r.quantity
+                );
+            }
+        }
+    }
+}
