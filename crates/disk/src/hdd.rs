@@ -34,10 +34,10 @@
 //! at the API. There is no randomness: the same requests at the same times give the same answers,
 //! so a clone replayed with the same dispatches stays identical to the original.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
-use crate::layout::Layout;
+use crate::layout::{Layout, Located, Pbn};
 use crate::seek::SeekCurve;
 use crate::{Completion, DeviceModel, DiskOp, DiskRequest, Nanos, ServiceBreakdown};
 
@@ -271,6 +271,11 @@ pub struct HddModel {
     /// and schedulers ask several per decision; the pieces do not depend on the time asked, so
     /// they are laid out once per read-ahead and then only scanned.
     prefetch_walk: RefCell<Option<PrefetchWalk>>,
+    /// The last few tracks located: (first LBN, where it was), valid for the `run` LBNs that
+    /// follow in consecutive sectors. A decision locates the same few places again and again
+    /// (the head's track, each candidate's), and locating costs several divisions.
+    located: RefCell<[(u64, Located); 4]>,
+    located_next: Cell<usize>,
 }
 
 /// The pieces of one read-ahead, see [`HddModel::prefetch_walk`]. Laid out lazily: most
@@ -358,6 +363,21 @@ impl HddModel {
         ];
         HddModel {
             prefetch_walk: RefCell::new(None),
+            located: RefCell::new(
+                [(
+                    u64::MAX,
+                    Located {
+                        zone: 0,
+                        pbn: Pbn {
+                            cyl: 0,
+                            head: 0,
+                            sector: 0,
+                        },
+                        run: 0,
+                    },
+                ); 4],
+            ),
+            located_next: Cell::new(0),
             spec: Arc::new(Spec {
                 name: name.into(),
                 layout,
@@ -430,6 +450,30 @@ impl HddModel {
         sum / w
     }
 
+    /// [`Layout::locate`], remembering the last few tracks.
+    fn locate(&self, lbn: u64) -> Located {
+        let memo = self.located.borrow();
+        for &(first, loc) in memo.iter() {
+            if lbn >= first && lbn - first < u64::from(loc.run) {
+                let k = (lbn - first) as u32;
+                return Located {
+                    zone: loc.zone,
+                    pbn: Pbn {
+                        sector: loc.pbn.sector + k,
+                        ..loc.pbn
+                    },
+                    run: loc.run - k,
+                };
+            }
+        }
+        drop(memo);
+        let loc = self.spec.layout.locate(lbn);
+        let i = self.located_next.get();
+        self.located.borrow_mut()[i] = (lbn, loc);
+        self.located_next.set((i + 1) % 4);
+        loc
+    }
+
     #[inline]
     fn angle_sect(&self, t: f64, spt: u32) -> f64 {
         frac(t / self.spec.period) * spt as f64
@@ -489,7 +533,7 @@ impl HddModel {
         };
         let mut first = true;
         while left > 0 {
-            let loc = layout.locate(lbn);
+            let loc = self.locate(lbn);
             let n = (loc.run as u64).min(left) as u32;
             let seek = self.seek_ms(c, h, loc.pbn.cyl, loc.pbn.head, write, !first);
             let mut ts = t + seek;
@@ -595,7 +639,7 @@ impl HddModel {
             // First the track the read-ahead starts on; the whole of it once a time past that
             // track is asked about.
             let whole = pf.limit - pf.from;
-            let first_track = self.spec.layout.locate(pf.from).run as u64;
+            let first_track = self.locate(pf.from).run as u64;
             let complete = cache.as_ref().is_some_and(|w| w.pf == *pf) || first_track >= whole;
             let count = if complete { whole } else { first_track };
             // Reuse the last read-ahead's vector: one allocation for the model's lifetime.
@@ -733,15 +777,15 @@ impl HddModel {
         let mut limit = match c.read_ahead {
             ReadAhead::Off => end,
             ReadAhead::Track => {
-                let loc = self.spec.layout.locate(end - 1);
+                let loc = self.locate(end - 1);
                 end - 1 + loc.run as u64
             }
             ReadAhead::TrackAhead => {
-                let loc = self.spec.layout.locate(end - 1);
+                let loc = self.locate(end - 1);
                 let track_end = end - 1 + loc.run as u64;
                 let first_track = self.spec.layout.track_start(lbn);
                 if self.st.last_read_track_end == Some(first_track) && track_end < cap {
-                    let next = self.spec.layout.locate(track_end);
+                    let next = self.locate(track_end);
                     track_end + next.run as u64
                 } else {
                     track_end
@@ -751,7 +795,7 @@ impl HddModel {
                 let cyl = self.spec.layout.lbn_to_pbn(end - 1).cyl;
                 let mut l = end;
                 while l < cap && l < end + c.max_read_ahead as u64 {
-                    let loc = self.spec.layout.locate(l);
+                    let loc = self.locate(l);
                     if loc.pbn.cyl != cyl {
                         break;
                     }
@@ -1136,7 +1180,7 @@ impl HddModel {
         // be written before it has crossed the bus.
         let t_mech = t_bus_start.max(self.st.mech_free);
         let zst = {
-            let loc = self.spec.layout.locate(lbn);
+            let loc = self.locate(lbn);
             self.spec.period / self.spec.layout.zones[loc.zone].spt as f64
         };
         let ready = (t_bus_start + bus).max(bus_end - (n as f64 - 1.0) * zst);
@@ -1277,7 +1321,7 @@ impl HddModel {
         let t_mech = (t + ovh).max(mech_free);
         let (immed, not_before) = if write {
             let bus = self.spec.p.bus_ms_per_sector;
-            let loc = self.spec.layout.locate(lbn);
+            let loc = self.locate(lbn);
             let zst = self.spec.period / self.spec.layout.zones[loc.zone].spt as f64;
             let bus_end = t + ovh + n as f64 * bus;
             (
@@ -1317,7 +1361,7 @@ impl DeviceModel for HddModel {
         self.st.last_read = req.op == DiskOp::Read;
         if req.op == DiskOp::Read && self.spec.p.cache.read_ahead == ReadAhead::TrackAhead {
             let last = lbn + n - 1;
-            self.st.last_read_track_end = Some(last + self.spec.layout.locate(last).run as u64);
+            self.st.last_read_track_end = Some(last + self.locate(last).run as u64);
         }
         self.st.busy_until = done;
         let start = to_ns(t);

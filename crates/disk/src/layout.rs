@@ -322,7 +322,14 @@ impl Layout {
         if let Some(&sl) = z.slips.iter().find(|&&s| s > phys) {
             run_end = run_end.min(sl);
         }
-        let run = (run_end - phys).min(z.first_lbn + z.lbns - lbn);
+        // LBNs left in the sparing region: past them the next LBN lies after the region's
+        // spare sectors, not in the next physical sector.
+        let (p, spares) = self.region(z);
+        let per = p - spares;
+        let left_in_region = per - (lbn - z.first_lbn + z.dead_space) % per;
+        let run = (run_end - phys)
+            .min(z.first_lbn + z.lbns - lbn)
+            .min(left_in_region);
         Located {
             zone: zi,
             pbn: self.pbn_of_phys(z, phys),
