@@ -460,7 +460,9 @@ pub fn resolve(spec: &Spec) -> Result<Tunables, SpecError> {
         });
     };
     let mut values = HashMap::new();
-    for t in all_tunables() {
+    // The scheduler's own defaults first: a tunable of another scheduler may share the name
+    // with another default (Linux's `read_expire` is 500 ms in deadline, 125 ms in AS).
+    for t in info.tunables.iter().copied().chain(all_tunables()) {
         if let Ok(v) = parse_value(t.kind, t.default) {
             values.entry(t.name).or_insert(v);
         }
