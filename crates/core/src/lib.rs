@@ -37,6 +37,7 @@
 pub mod anticipation;
 pub mod estimator;
 pub mod heuristic;
+pub mod peers;
 pub mod policy;
 pub mod registry;
 pub mod request;

@@ -441,6 +441,7 @@ pub fn catalog() -> Vec<SchedulerInfo> {
             tunables: t,
         });
     }
+    out.extend(crate::peers::catalog());
     out
 }
 
@@ -493,6 +494,9 @@ pub fn resolve(spec: &Spec) -> Result<Tunables, SpecError> {
 pub fn build(spec: &str, env: &BuildEnv) -> Result<Box<dyn Scheduler>, SpecError> {
     let spec = Spec::parse(spec)?;
     let t = resolve(&spec)?;
+    if let Some(peer) = crate::peers::build(&spec.name, &t) {
+        return Ok(peer);
+    }
     build_ours(&spec.name, &t, env)
 }
 
