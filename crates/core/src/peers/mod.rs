@@ -4,6 +4,9 @@
 //! | name | what | follows |
 //! |---|---|---|
 //! | `deadline` | sorted + FIFO lists, batches, read/write expiry | 2.6.10–2.6.29 `deadline-iosched.c` |
+//! | `linux-as` | the anticipatory scheduler as the Linux/CAS paper measured it | 2.6.9 `as-iosched.c` |
+//! | `linux-as-2.6.32` | the anticipatory scheduler with its cooperating-process rules | 2.6.16–2.6.32 `as-iosched.c` |
+//! | `cas` | Cooperative AS (Linux/CAS paper, section 4) | the paper; 2.6.32 for its open constants |
 //!
 //! Each implements [`Scheduler`] directly: they have their own idling logic and owe nothing to
 //! the anticipation core ([`crate::Anticipatory`]). What they share lives here: the sorted
@@ -26,6 +29,7 @@
 //!
 //! [`AnticipationStats`]: crate::AnticipationStats
 
+pub mod anticipatory;
 pub mod deadline;
 pub mod idle;
 pub mod iohist;
@@ -52,7 +56,12 @@ pub struct Peer {
 }
 
 /// Every peer.
-pub static PEERS: &[Peer] = &[deadline::PEER];
+pub static PEERS: &[Peer] = &[
+    deadline::PEER,
+    anticipatory::LINUX_AS,
+    anticipatory::LINUX_AS_2_6_32,
+    anticipatory::CAS,
+];
 
 /// The peers' catalog entries.
 pub fn catalog() -> Vec<SchedulerInfo> {

@@ -1,0 +1,405 @@
+//! The rules of the anticipatory schedulers: `linux-as` (2.6.9, the Linux/CAS paper's LAS),
+//! `linux-as-2.6.32` and `cas` (the paper's Cooperative AS), one test per rule, driven with
+//! explicit times. Service times are the paper's round numbers (`common::paper_service`: 3 ms
+//! per request, 6 ms more for a seek).
+
+mod common;
+
+use antsched_core::peers::anticipatory::{AnticStatus, AnticipatoryScheduler, AsConfig, Variant};
+use antsched_core::{
+    build, BuildEnv, ClassId, ContextId, Nanos, Op, Request, RequestId, Scheduler, MS, US,
+};
+use common::{paper_service, switches, Driver, Reader};
+
+const FAR: u64 = 2_000_000;
+
+fn sched(spec: &str) -> Box<dyn Scheduler> {
+    build(spec, &BuildEnv::default()).unwrap()
+}
+
+fn engine(variant: Variant) -> AnticipatoryScheduler {
+    AnticipatoryScheduler::new("test", variant, AsConfig::default())
+}
+
+/// `ctx` reads `n` sequential 128-sector requests alone, thinking `think` between them, so
+/// that AS learns its think time and seek distance. Returns the sector after the last one.
+fn train<S: Scheduler + ?Sized>(
+    d: &mut Driver<'_, S>,
+    ctx: u32,
+    start: u64,
+    n: usize,
+    think: Nanos,
+) -> u64 {
+    let mut sector = start;
+    for i in 0..n {
+        if i > 0 {
+            d.now += think;
+        }
+        let r = d.request(ctx, ctx, sector, 128);
+        d.submit(r);
+        let got = d.dispatch_one(3 * MS).expect("a lone request goes at once");
+        assert_eq!(got.id, r.id);
+        d.finish();
+        sector += 128;
+    }
+    sector
+}
+
+/// Trains `ctx`, then leaves its last request completed with a far request of another
+/// context pending: the moment AS decides whether to anticipate.
+fn anticipation_point<S: Scheduler + ?Sized>(d: &mut Driver<'_, S>, think: Nanos) -> Request {
+    let next = train(d, 0, 0, 10, think);
+    d.now += think;
+    let last = d.request(0, 0, next, 128);
+    d.submit(last);
+    assert_eq!(d.dispatch_one(3 * MS).unwrap().id, last.id);
+    let far = d.request(1, 1, FAR, 128);
+    d.submit(far);
+    d.finish();
+    far
+}
+
+#[test]
+fn linux_as_keeps_the_disk_for_the_anticipated_process() {
+    let mut s = sched("linux-as");
+    let mut d = Driver::new(&mut *s);
+    let mut readers = [
+        Reader::sequential(0, 0, 200 * US),
+        Reader::sequential(1, FAR, 200 * US),
+    ];
+    d.run(&mut readers, 40, &paper_service);
+    // Each completion is followed by a wait for the same reader; the other gets the disk when
+    // its request passes read_expire (125 ms), checked once per 125 ms.
+    assert!(switches(&d.order()) <= 2, "{:?}", d.order());
+    let a = s.anticipation();
+    assert!(a.waits >= 30 && a.hits >= 30 && a.timeouts == 0, "{a:?}");
+}
+
+#[test]
+fn linux_as_does_not_anticipate_a_context_whose_mean_think_time_exceeds_antic_expire() {
+    for (think, waits) in [(10 * MS, false), (MS, true)] {
+        let mut s = engine(Variant::Las);
+        let mut d = Driver::new(&mut s);
+        let far = anticipation_point(&mut d, think);
+        let got = d.s.poll_dispatch(d.now);
+        if waits {
+            assert_eq!(got, None, "think {think}");
+        } else {
+            assert_eq!(got.map(|r| r.id), Some(far.id), "think {think}");
+        }
+        let (mean, _) = d.s.think_time(ContextId(0)).unwrap();
+        assert_eq!(mean > 6 * MS, !waits, "mean think {mean}");
+    }
+}
+
+#[test]
+fn linux_as_times_anticipation_from_the_completion_up_to_antic_expire() {
+    let mut s = engine(Variant::Las);
+    let mut d = Driver::new(&mut s);
+    let far = anticipation_point(&mut d, 200 * US);
+    let done = d.now;
+    d.now += MS; // the driver asks a little later: the timer still runs from the completion
+    assert_eq!(d.s.poll_dispatch(d.now), None);
+    assert_eq!(d.s.poll_timeout(), Some(done + 6 * MS));
+    assert_eq!(d.s.poll_dispatch(done + 6 * MS - 1), None);
+    assert_eq!(d.s.poll_dispatch(done + 6 * MS).unwrap().id, far.id);
+    let a = d.s.anticipation();
+    assert_eq!((a.waits, a.hits, a.timeouts), (1, 0, 1));
+    assert_eq!(a.waited, 5 * MS);
+}
+
+#[test]
+fn linux_as_dispatches_the_anticipated_request_at_once() {
+    let mut s = engine(Variant::Las);
+    let mut d = Driver::new(&mut s);
+    anticipation_point(&mut d, 200 * US);
+    assert_eq!(d.s.poll_dispatch(d.now), None);
+    assert_eq!(d.s.status(), AnticStatus::WaitNext);
+    d.now += 200 * US;
+    let mine = d.request(0, 0, 11 * 128, 128);
+    d.submit(mine);
+    assert_eq!(d.s.status(), AnticStatus::Finished);
+    assert_eq!(d.s.poll_dispatch(d.now).unwrap().id, mine.id);
+    assert_eq!(d.s.anticipation().hits, 1);
+}
+
+#[test]
+fn linux_as_breaks_anticipation_for_a_close_request_from_another_context() {
+    let mut s = engine(Variant::Las);
+    let mut d = Driver::new(&mut s);
+    anticipation_point(&mut d, 200 * US);
+    assert_eq!(d.s.poll_dispatch(d.now), None);
+    d.now += 500 * US;
+    // 2.6.9's window: 64 sectors ahead of the head (32 behind) in the first millisecond.
+    let head = 11 * 128;
+    let close = d.request(2, 2, head + 16, 8);
+    d.submit(close);
+    assert_eq!(d.s.status(), AnticStatus::Finished);
+    assert_eq!(d.s.poll_dispatch(d.now).unwrap().id, close.id);
+}
+
+#[test]
+fn linux_as_close_request_window_grows_with_the_time_waited() {
+    for (variant, base) in [(Variant::Las, 64u64), (Variant::Mainline, 8192)] {
+        let mut s = engine(variant);
+        let mut d = Driver::new(&mut s);
+        anticipation_point(&mut d, 200 * US);
+        let head = 11 * 128;
+        assert_eq!(d.s.poll_dispatch(d.now), None);
+        // Just outside the first window: not close at once...
+        let beyond = head + base + base / 2;
+        d.now += 100 * US;
+        let early = d.request(2, 2, beyond, 8);
+        d.submit(early);
+        assert_eq!(d.s.status(), AnticStatus::WaitNext, "{variant:?}");
+        // ...but 3 ms later the window has doubled at least twice.
+        d.now += 3 * MS;
+        let later = d.request(3, 3, beyond + 8, 8);
+        d.submit(later);
+        assert_eq!(d.s.status(), AnticStatus::Finished, "{variant:?}");
+    }
+}
+
+#[test]
+fn linux_as_breaks_anticipation_when_the_anticipated_process_has_exited() {
+    let mut s = engine(Variant::Las);
+    let mut d = Driver::new(&mut s);
+    anticipation_point(&mut d, 200 * US);
+    assert_eq!(d.s.poll_dispatch(d.now), None);
+    d.now += MS;
+    d.s.context_exited(ContextId(0), d.now);
+    // Nothing happens at the exit itself: the next arrival finds the process gone.
+    assert_eq!(d.s.status(), AnticStatus::WaitNext);
+    let other = d.request(2, 2, 3 * FAR, 8);
+    d.submit(other);
+    assert_eq!(d.s.status(), AnticStatus::Finished);
+    assert!(d.s.poll_dispatch(d.now).is_some());
+}
+
+#[test]
+fn linux_as_2_6_32_keeps_anticipating_an_exited_process_while_exits_are_followed_by_cooperators() {
+    let mut s = engine(Variant::Mainline);
+    let mut d = Driver::new(&mut s);
+    anticipation_point(&mut d, 200 * US);
+    assert_eq!(d.s.poll_dispatch(d.now), None);
+    d.now += MS;
+    d.s.context_exited(ContextId(0), d.now);
+    // exit_no_coop is 0: an exited process has always been followed by a close request.
+    let other = d.request(2, 2, 3 * FAR, 8);
+    d.submit(other);
+    assert_eq!(d.s.status(), AnticStatus::WaitNext);
+    assert_eq!(d.s.exit_no_coop(), 0);
+    // A close request from a cooperating process ends the wait, and anticipation moves to it.
+    let coop = d.request(3, 3, 11 * 128, 8);
+    d.submit(coop);
+    assert_eq!(d.s.poll_dispatch(d.now).unwrap().id, coop.id);
+    assert_eq!(d.s.anticipated(), Some(ContextId(3)));
+}
+
+#[test]
+fn linux_as_gives_up_on_a_process_whose_mean_seek_exceeds_the_distance_to_the_candidate() {
+    let mut s = engine(Variant::Las);
+    let mut d = Driver::new(&mut s);
+    // A process that jumps 100,000 sectors between its requests.
+    for i in 0..10u64 {
+        d.now += 200 * US;
+        let r = d.request(0, 0, i * 100_000, 128);
+        d.submit(r);
+        d.dispatch_one(3 * MS);
+        d.finish();
+    }
+    let head = 9 * 100_000 + 128;
+    d.now += 200 * US;
+    let last = d.request(0, 0, head + 100_000, 128);
+    d.submit(last);
+    d.dispatch_one(3 * MS);
+    // Another context's request 50,000 sectors away: nearer than what process 0 would ask.
+    let near = d.request(1, 1, head + 100_128 + 50_000, 128);
+    d.submit(near);
+    d.finish();
+    let (seek, _) = d.s.seek_distance(ContextId(0)).unwrap();
+    assert!(seek > 50_000, "mean seek {seek}");
+    assert_eq!(d.s.poll_dispatch(d.now).unwrap().id, near.id);
+}
+
+#[test]
+fn linux_as_switches_to_writes_when_the_read_batch_expires() {
+    let mut s = sched("linux-as");
+    let mut d = Driver::new(&mut *s);
+    let mut readers = [Reader::sequential(0, 0, 200 * US)];
+    d.run(&mut readers, 10, &paper_service);
+    let writes_from = d.now;
+    for i in 0..100 {
+        let w = d.write(9, 10 * FAR + i * 8, 8, false);
+        d.submit(w);
+    }
+    d.run(&mut readers, 250, &paper_service);
+    let first_write = d
+        .dispatched
+        .iter()
+        .find(|(_, r)| r.op == Op::Write)
+        .map(|(t, _)| *t)
+        .unwrap();
+    // The read batch runs read_batch_expire (500 ms) once writes wait.
+    let after = first_write - writes_from;
+    assert!(
+        after > 490 * MS && after < 510 * MS,
+        "first write {after} after"
+    );
+    // The write batch is write_batch_count requests long: 12 (write_batch_expire / 10
+    // jiffies), doubled at the first read completion because the zeroed `as_data` starts
+    // in an (empty, hence uncontended) write batch.
+    let writes_in_a_row = d
+        .dispatched
+        .iter()
+        .skip_while(|(_, r)| r.op == Op::Read)
+        .take_while(|(_, r)| r.op == Op::Write)
+        .count();
+    assert_eq!(writes_in_a_row, 24);
+}
+
+#[test]
+fn linux_as_prefers_a_short_back_seek_at_twice_its_cost() {
+    let mut s = sched("linux-as");
+    let mut d = Driver::new(&mut *s);
+    let first = d.write(0, 100_000, 8, false);
+    d.submit(first);
+    d.dispatch_one(3 * MS);
+    // Head at 100,008: 300 ahead costs 300, 100 behind costs 200.
+    let ahead = d.write(1, 100_008 + 300, 8, false);
+    let behind = d.write(2, 100_008 - 100, 8, false);
+    d.submit(ahead);
+    d.submit(behind);
+    d.finish();
+    assert_eq!(d.dispatch_one(3 * MS).unwrap().id, behind.id);
+}
+
+/// A disk whose seeks cost more the further they go: 1 ms plus up to 7 ms growing with the
+/// square root of the distance, and 4 ms of rotation; transfers at 50 MB/s; and a read-ahead
+/// track buffer, which serves a request starting up to 1024 sectors past the head in 0.2 ms.
+/// (`paper_service` charges every seek the same, which would hide the point of serving
+/// nearby files together.)
+fn disk_service(req: &Request, head: u64) -> Nanos {
+    let transfer = req.bytes() * 1_000_000_000 / 50_000_000;
+    if req.sector == head {
+        return transfer;
+    }
+    if req.sector > head && req.sector - head <= 1024 {
+        return transfer + 200 * US;
+    }
+    let d = req.sector.abs_diff(head) as f64;
+    let seek = MS + (7.0 * MS as f64 * (d / 100_000_000.0).sqrt().min(1.0)) as Nanos;
+    transfer + seek + 4 * MS
+}
+
+/// A streaming reader against a chain of short-lived processes reading nearby small files one
+/// after another: the paper's `cat big-file` against `find . -type f -exec cat {} \;`
+/// (section 3.1). Each file process issues one 16 KiB read, exits 100 us after it completes,
+/// and the next one issues 1.5 ms later (fork and exec). Returns how many files were read in
+/// `span` of simulated time.
+fn find_exec_cat(s: &mut dyn Scheduler, span: Nanos) -> usize {
+    let (mut now, mut next_id, mut head) = (0, 0u64, 0u64);
+    let mut busy: Option<(Request, Nanos)> = None;
+    let mut stream_at = Some(0);
+    let mut stream_sector = 40_000_000u64;
+    let (mut file, mut file_at, mut exit_at) = (1u32, Some(0), None::<(u32, Nanos)>);
+    let mut files_read = 0;
+    let mut req = |ctx: u32, sector: u64, sectors: u32, now: Nanos| {
+        next_id += 1;
+        Request {
+            id: RequestId(next_id),
+            context: ContextId(ctx),
+            class: ClassId(ctx),
+            op: Op::Read,
+            sector,
+            sectors,
+            sync: true,
+            issued: now,
+            continuation: false,
+        }
+    };
+    while now < span {
+        let t = [
+            stream_at,
+            file_at,
+            exit_at.map(|e| e.1),
+            busy.map(|b| b.1),
+            s.poll_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .expect("the stream never stops");
+        now = t;
+        if let Some((r, _)) = busy.filter(|b| b.1 == now) {
+            busy = None;
+            s.complete(r.id, now);
+            if r.context.0 == 0 {
+                stream_at = Some(now + 100 * US);
+            } else {
+                files_read += 1;
+                exit_at = Some((r.context.0, now + 100 * US));
+                file_at = Some(now + 1_500 * US);
+            }
+        }
+        if let Some((ctx, at)) = exit_at.filter(|e| e.1 == now) {
+            s.context_exited(ContextId(ctx), at);
+            exit_at = None;
+        }
+        if stream_at == Some(now) {
+            stream_at = None;
+            let r = req(0, stream_sector, 128, now);
+            stream_sector += 128;
+            s.enqueue(r, now);
+        }
+        if file_at == Some(now) {
+            file_at = None;
+            // Files 64 sectors apart, as in one directory.
+            let r = req(file, u64::from(file) * 64, 32, now);
+            file += 1;
+            s.enqueue(r, now);
+        }
+        if busy.is_none() {
+            if let Some(r) = s.poll_dispatch(now) {
+                let service = disk_service(&r, head);
+                head = r.end();
+                busy = Some((r, now + service));
+            }
+        }
+    }
+    files_read
+}
+
+#[test]
+fn linux_as_starves_short_lived_cooperating_processes_once_exit_prob_passes_half() {
+    let mut las = engine(Variant::Las);
+    let files = find_exec_cat(&mut las, 3_000 * MS);
+    // Every file process exits before its first think-time sample, so exit_prob climbs past
+    // 50 %; from then on the streaming reader's request breaks the wait for each new process
+    // (step 3) and the next file waits for its read to expire (125 ms, checked once per
+    // 125 ms).
+    assert!(las.exit_probability() > 128, "{}", las.exit_probability());
+    assert!(files <= 40, "{files} files in 3 s");
+}
+
+#[test]
+fn cas_serves_short_lived_cooperating_processes_that_linux_as_starves() {
+    let span = 3_000 * MS;
+    let las = find_exec_cat(&mut *sched("linux-as"), span);
+    let mut cas_engine = engine(Variant::Cooperative);
+    let cas = find_exec_cat(&mut cas_engine, span);
+    let mainline = find_exec_cat(&mut *sched("linux-as-2.6.32"), span);
+    let deadline = find_exec_cat(&mut *sched("deadline"), span);
+    eprintln!("files read: cas {cas}, 2.6.32 {mainline}, deadline {deadline}, linux-as {las}");
+    // Each next file's close request is a cooperating one: the wait moves to it, and the
+    // cooperative exit probability rises.
+    assert!(cas_engine.cooperative_exit_probability() > 128);
+    // The paper's Table 2 ranks CAS first, deadline second and LAS far behind.
+    assert!(cas > 10 * las, "cas {cas}, linux-as {las}");
+    assert!(
+        cas > deadline && deadline > 2 * las,
+        "cas {cas}, deadline {deadline}, linux-as {las}"
+    );
+    // 2.6.32's cooperating-process rules do the same.
+    assert!(mainline > 10 * las, "2.6.32 {mainline}, linux-as {las}");
+}
