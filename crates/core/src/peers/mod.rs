@@ -7,6 +7,7 @@
 //! | `linux-as` | the anticipatory scheduler as the Linux/CAS paper measured it | 2.6.9 `as-iosched.c` |
 //! | `linux-as-2.6.32` | the anticipatory scheduler with its cooperating-process rules | 2.6.16–2.6.32 `as-iosched.c` |
 //! | `cas` | Cooperative AS (Linux/CAS paper, section 4) | the paper; 2.6.32 for its open constants |
+//! | `cfq` | time-sliced CFQ | 2.6.29 `cfq-iosched.c` |
 //!
 //! Each implements [`Scheduler`] directly: they have their own idling logic and owe nothing to
 //! the anticipation core ([`crate::Anticipatory`]). What they share lives here: the sorted
@@ -30,6 +31,7 @@
 //! [`AnticipationStats`]: crate::AnticipationStats
 
 pub mod anticipatory;
+pub mod cfq;
 pub mod deadline;
 pub mod idle;
 pub mod iohist;
@@ -61,6 +63,7 @@ pub static PEERS: &[Peer] = &[
     anticipatory::LINUX_AS,
     anticipatory::LINUX_AS_2_6_32,
     anticipatory::CAS,
+    cfq::PEER,
 ];
 
 /// The peers' catalog entries.
@@ -89,6 +92,8 @@ pub fn build(name: &str, t: &Tunables) -> Option<Box<dyn Scheduler>> {
 
 /// A duration tunable that may be 0.
 pub(crate) const DURATION: TunableKind = TunableKind::Duration { positive: false };
+/// A duration tunable that must be above 0.
+pub(crate) const POSITIVE: TunableKind = TunableKind::Duration { positive: true };
 
 /// An integer tunable in `[min, max]`.
 pub(crate) const fn integer(min: u64, max: u64) -> TunableKind {
