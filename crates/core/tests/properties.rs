@@ -32,6 +32,8 @@ enum Step {
     Complete(usize),
     Advance(Nanos),
     Exit(u32),
+    /// Gives a class a new weight.
+    Weight(u32, u32),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -43,6 +45,7 @@ fn step() -> impl Strategy<Value = Step> {
         3 => (0usize..8).prop_map(Step::Complete),
         3 => (0u64..20_000).prop_map(|us| Step::Advance(us * US)),
         1 => (0u32..6).prop_map(Step::Exit),
+        1 => (0u32..3, 1u32..1_000).prop_map(|(class, w)| Step::Weight(class, w)),
     ]
 }
 
@@ -239,6 +242,7 @@ impl Harness {
                 self.exited.insert(ctx);
                 self.s.context_exited(ContextId(ctx), self.now);
             }
+            Step::Weight(class, weight) => self.s.set_class_weight(ClassId(class), weight),
         }
         self.poll()
     }

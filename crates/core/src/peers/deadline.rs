@@ -251,7 +251,7 @@ fn build(name: &str, t: &crate::registry::Tunables) -> Box<dyn Scheduler> {
 pub const PEER: super::Peer = super::Peer {
     name: "deadline",
     summary:
-        "Linux deadline: sorted and FIFO lists per direction, batches, read/write expiry (2.6.24)",
+        "Linux deadline (2.6.10-2.6.29): sorted and FIFO lists per direction, batches, read/write expiry",
     tunables: &[
         &tunables::READ_EXPIRE,
         &tunables::WRITE_EXPIRE,
