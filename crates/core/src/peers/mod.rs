@@ -4,7 +4,7 @@
 //! | name | what | follows |
 //! |---|---|---|
 //! | `deadline` | sorted + FIFO lists, batches, read/write expiry | 2.6.10–2.6.29 `deadline-iosched.c` |
-//! | `linux-as` | the anticipatory scheduler as the Linux/CAS paper measured it | 2.6.9 `as-iosched.c` |
+//! | `linux-as` | the anticipatory scheduler as the Linux/CAS paper measured it (2.6.9) | 2.6.11 `as-iosched.c`, the same rules |
 //! | `linux-as-2.6.32` | the anticipatory scheduler with its cooperating-process rules | 2.6.16–2.6.32 `as-iosched.c` |
 //! | `cas` | Cooperative AS (Linux/CAS paper, section 4) | the paper; 2.6.32 for its open constants |
 //! | `cfq` | time-sliced CFQ | 2.6.29 `cfq-iosched.c` |

@@ -4,11 +4,13 @@
 //!
 //! | name | rules |
 //! |---|---|
-//! | `linux-as` | AS as the Linux/CAS paper measured it (2.6.9; unchanged to 2.6.15): "LAS" |
-//! | `linux-as-2.6.32` | AS after Nick Piggin's cooperating-process changes (2.6.16 to 2.6.32) |
+//! | `linux-as` | AS as the Linux/CAS paper measured it (2.6.9; read from 2.6.11): "LAS" |
+//! | `linux-as-2.6.32` | AS with Nick Piggin's cooperating-process rules (2.6.16 to 2.6.32) |
 //! | `cas` | the paper's Cooperative AS (section 4), its open constants taken from 2.6.32 |
 //!
-//! Everything but the rules in [`rules`] is the same code in all three kernels and here:
+//! Everything but the rules in [`rules`] is the same in 2.6.11 and 2.6.32 and shared here
+//! (as 2.6.32 has it where they differ in a detail: when a batch change has drained, the new
+//! batch's clock starts at that completion):
 //!
 //! - **Elevator.** Requests are split into synchronous (reads and synchronous writes) and
 //!   asynchronous, each with a list sorted by sector and a FIFO. The next request in a

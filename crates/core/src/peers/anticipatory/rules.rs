@@ -2,11 +2,13 @@
 //! (`as_can_break_anticipation`), in the three versions.
 //!
 //! All three start the same way: a request from the anticipated context ends the wait (it
-//! is what we waited for), so does a wait that has already run `antic_expire`, and so does a
-//! context that has another request queued (it is not thinking, it is waiting for us). They
-//! differ in how they treat other contexts' requests and exited contexts:
+//! is what we waited for), and so does a wait that has already run `antic_expire`. All three
+//! also give up on a context that has another request queued (it is not thinking, it is
+//! waiting for us), 2.6.9 only after checking whether it exited. They differ in how they
+//! treat other contexts' requests and exited contexts:
 //!
-//! **`linux-as` (2.6.9 to 2.6.15, the Linux/CAS paper's LAS, section 2.2 steps 1 to 7).**
+//! **`linux-as` (the Linux/CAS paper's LAS, section 2.2 steps 1 to 7; we read the code of
+//! 2.6.11, whose rules are the paper's description of 2.6.9 step by step).**
 //! 1. The anticipated process has exited: break (and count it in `exit_prob` if it had no
 //!    think-time sample yet).
 //! 2. The request is synchronous and "close" to the head: within a window of 64 sectors (32
@@ -25,7 +27,7 @@
 //! 5. The process seeks further on average than the distance to this request: break, it is
 //!    at least as good as what we expect.
 //!
-//! **`linux-as-2.6.32` (2.6.16 to 2.6.32).** Nick Piggin's answer to the same problem:
+//! **`linux-as-2.6.32` (the code of 2.6.32; the 2.6.16 code has the same rules).** Nick Piggin's answer to the same problem:
 //! the window is 8192 sectors (4 MiB) doubling per jiffy waited, and "close" also covers a
 //! request nearer than the anticipated process's mean seek distance. A close request updates
 //! the anticipated process's statistics as if it had issued it. An exited process no longer
@@ -63,9 +65,9 @@ use crate::peers::iohist::{distance, ONE};
 /// Which anticipatory scheduler's rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
-    /// Linux 2.6.9 to 2.6.15, the "LAS" of the Linux/CAS paper (`linux-as`).
+    /// Linux 2.6.9 (read from 2.6.11), the "LAS" of the Linux/CAS paper (`linux-as`).
     Las,
-    /// Linux 2.6.16 to 2.6.32 (`linux-as-2.6.32`).
+    /// Linux 2.6.16 to 2.6.32, read from 2.6.32 (`linux-as-2.6.32`).
     Mainline,
     /// The Cooperative AS of the Linux/CAS paper (`cas`).
     Cooperative,
@@ -90,12 +92,8 @@ impl AnticipatoryScheduler {
             // The status should really be FINISHED; the timer has not run yet.
             return true;
         }
-        let Some(aic) = self.contexts.get(&ioc) else {
+        if !self.contexts.contains_key(&ioc) {
             return false;
-        };
-        if aic.nr_queued > 0 {
-            // The process has more requests queued.
-            return true;
         }
         match self.variant {
             Variant::Las => self.can_break_las(ioc, rq, now),
@@ -114,6 +112,10 @@ impl AnticipatoryScheduler {
             if ttime.samples == 0 {
                 self.raise_exit_prob();
             }
+            return true;
+        }
+        if aic.nr_queued > 0 {
+            // The process has more requests queued.
             return true;
         }
         if let Some(rq) = rq.filter(|r| crate::peers::is_sync(r)) {
@@ -152,6 +154,10 @@ impl AnticipatoryScheduler {
             return false;
         };
         let (running, ttime) = (aic.running, aic.ttime);
+        if aic.nr_queued > 0 {
+            // The process has more requests queued.
+            return true;
+        }
         if let Some(rq) = rq.filter(|r| crate::peers::is_sync(r)) {
             if self.close_request(ioc, rq, now) {
                 // A close request that is not one of ours updates our I/O history.
@@ -187,6 +193,11 @@ impl AnticipatoryScheduler {
             return false;
         };
         let (running, ttime) = (aic.running, aic.ttime);
+        // Before the paper's steps, as in the code CAS extends: the context is not thinking,
+        // it has a request queued.
+        if aic.nr_queued > 0 {
+            return true;
+        }
         // Step 3: a close read from a cooperating context.
         if let Some(rq) = rq.filter(|r| crate::peers::is_sync(r)) {
             if self.close_request(ioc, rq, now) {
