@@ -292,18 +292,39 @@ fn disk_service(req: &Request, head: u64) -> Nanos {
     transfer + seek + 4 * MS
 }
 
-/// A streaming reader against a chain of short-lived processes reading nearby small files one
-/// after another: the paper's `cat big-file` against `find . -type f -exec cat {} \;`
-/// (section 3.1). Each file process issues one 16 KiB read, exits 100 us after it completes,
-/// and the next one issues 1.5 ms later (fork and exec). Returns how many files were read in
-/// `span` of simulated time.
-fn find_exec_cat(s: &mut dyn Scheduler, span: Nanos) -> usize {
+/// Chains of short-lived processes reading nearby small files one after another, as
+/// `find . -type f -exec cat {} \;` does, optionally against a streaming reader (`cat
+/// big-file`), the workloads of the Linux/CAS paper's section 3. Each file process issues one
+/// 16 KiB read, exits 100 us after it completes, and the next one of its chain issues 1.5 ms
+/// later (fork and exec). Chain `i` reads files 64 sectors apart from `bases[i]`; the stream
+/// reads 64 KiB requests from sector 40,000,000 with 100 us between them. Returns how many
+/// files each chain read in `span` of simulated time.
+fn find_exec_cat(s: &mut dyn Scheduler, span: Nanos, stream: bool, bases: &[u64]) -> Vec<usize> {
+    struct Chain {
+        ctx: u32,
+        base: u64,
+        file: u64,
+        at: Option<Nanos>,
+        exit_at: Option<Nanos>,
+        read: usize,
+    }
+    // Context 0 is the stream; chain i's processes are contexts 1000 * (i + 1) + file.
+    let mut chains: Vec<Chain> = bases
+        .iter()
+        .enumerate()
+        .map(|(i, &base)| Chain {
+            ctx: 1000 * (i as u32 + 1),
+            base,
+            file: 0,
+            at: Some(0),
+            exit_at: None,
+            read: 0,
+        })
+        .collect();
     let (mut now, mut next_id, mut head) = (0, 0u64, 0u64);
-    let mut busy: Option<(Request, Nanos)> = None;
-    let mut stream_at = Some(0);
+    let mut busy: Option<(Request, usize, Nanos)> = None;
+    let mut stream_at = stream.then_some(0);
     let mut stream_sector = 40_000_000u64;
-    let (mut file, mut file_at, mut exit_at) = (1u32, Some(0), None::<(u32, Nanos)>);
-    let mut files_read = 0;
     let mut req = |ctx: u32, sector: u64, sectors: u32, now: Nanos| {
         next_id += 1;
         Request {
@@ -319,32 +340,32 @@ fn find_exec_cat(s: &mut dyn Scheduler, span: Nanos) -> usize {
         }
     };
     while now < span {
-        let t = [
-            stream_at,
-            file_at,
-            exit_at.map(|e| e.1),
-            busy.map(|b| b.1),
-            s.poll_timeout(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
-        .expect("the stream never stops");
+        let t = chains
+            .iter()
+            .flat_map(|c| [c.at, c.exit_at])
+            .chain([stream_at, busy.map(|b| b.2), s.poll_timeout()])
+            .flatten()
+            .min()
+            .expect("the chains never stop");
         now = t;
-        if let Some((r, _)) = busy.filter(|b| b.1 == now) {
+        if let Some((r, who, _)) = busy.filter(|b| b.2 == now) {
             busy = None;
             s.complete(r.id, now);
-            if r.context.0 == 0 {
+            if who == usize::MAX {
                 stream_at = Some(now + 100 * US);
             } else {
-                files_read += 1;
-                exit_at = Some((r.context.0, now + 100 * US));
-                file_at = Some(now + 1_500 * US);
+                let c = &mut chains[who];
+                c.read += 1;
+                c.exit_at = Some(now + 100 * US);
+                c.at = Some(now + 1_500 * US);
             }
         }
-        if let Some((ctx, at)) = exit_at.filter(|e| e.1 == now) {
-            s.context_exited(ContextId(ctx), at);
-            exit_at = None;
+        for c in &mut chains {
+            if c.exit_at == Some(now) {
+                s.context_exited(ContextId(c.ctx + c.file as u32), now);
+                c.exit_at = None;
+                c.file += 1;
+            }
         }
         if stream_at == Some(now) {
             stream_at = None;
@@ -352,28 +373,32 @@ fn find_exec_cat(s: &mut dyn Scheduler, span: Nanos) -> usize {
             stream_sector += 128;
             s.enqueue(r, now);
         }
-        if file_at == Some(now) {
-            file_at = None;
-            // Files 64 sectors apart, as in one directory.
-            let r = req(file, u64::from(file) * 64, 32, now);
-            file += 1;
-            s.enqueue(r, now);
+        for c in &mut chains {
+            if c.at == Some(now) {
+                c.at = None;
+                let r = req(c.ctx + c.file as u32, c.base + c.file * 64, 32, now);
+                s.enqueue(r, now);
+            }
         }
         if busy.is_none() {
             if let Some(r) = s.poll_dispatch(now) {
                 let service = disk_service(&r, head);
                 head = r.end();
-                busy = Some((r, now + service));
+                let who = chains
+                    .iter()
+                    .position(|c| r.context.0 >= c.ctx && r.context.0 < c.ctx + 1000)
+                    .unwrap_or(usize::MAX);
+                busy = Some((r, who, now + service));
             }
         }
     }
-    files_read
+    chains.iter().map(|c| c.read).collect()
 }
 
 #[test]
 fn linux_as_starves_short_lived_cooperating_processes_once_exit_prob_passes_half() {
     let mut las = engine(Variant::Las);
-    let files = find_exec_cat(&mut las, 3_000 * MS);
+    let files = find_exec_cat(&mut las, 3_000 * MS, true, &[0])[0];
     // Every file process exits before its first think-time sample, so exit_prob climbs past
     // 50 %; from then on the streaming reader's request breaks the wait for each new process
     // (step 3) and the next file waits for its read to expire (125 ms, checked once per
@@ -385,12 +410,11 @@ fn linux_as_starves_short_lived_cooperating_processes_once_exit_prob_passes_half
 #[test]
 fn cas_serves_short_lived_cooperating_processes_that_linux_as_starves() {
     let span = 3_000 * MS;
-    let las = find_exec_cat(&mut *sched("linux-as"), span);
+    let las = find_exec_cat(&mut *sched("linux-as"), span, true, &[0])[0];
     let mut cas_engine = engine(Variant::Cooperative);
-    let cas = find_exec_cat(&mut cas_engine, span);
-    let mainline = find_exec_cat(&mut *sched("linux-as-2.6.32"), span);
-    let deadline = find_exec_cat(&mut *sched("deadline"), span);
-    eprintln!("files read: cas {cas}, 2.6.32 {mainline}, deadline {deadline}, linux-as {las}");
+    let cas = find_exec_cat(&mut cas_engine, span, true, &[0])[0];
+    let mainline = find_exec_cat(&mut *sched("linux-as-2.6.32"), span, true, &[0])[0];
+    let deadline = find_exec_cat(&mut *sched("deadline"), span, true, &[0])[0];
     // Each next file's close request is a cooperating one: the wait moves to it, and the
     // cooperative exit probability rises.
     assert!(cas_engine.cooperative_exit_probability() > 128);
@@ -402,4 +426,24 @@ fn cas_serves_short_lived_cooperating_processes_that_linux_as_starves() {
     );
     // 2.6.32's cooperating-process rules do the same.
     assert!(mainline > 10 * las, "2.6.32 {mainline}, linux-as {las}");
+}
+
+#[test]
+fn cas_keeps_two_chains_of_cooperating_processes_apart_where_linux_as_seeks_between_them() {
+    // The paper's section 3.2 and Table 3: two find -exec cat on disjoint trees.
+    let span = 3_000 * MS;
+    let total = |s: &mut dyn Scheduler| -> usize {
+        find_exec_cat(s, span, false, &[0, 60_000_000]).iter().sum()
+    };
+    let las = total(&mut *sched("linux-as"));
+    let cas = total(&mut *sched("cas"));
+    let deadline = total(&mut *sched("deadline"));
+    // LAS, once exit_prob passes 50 %, and deadline, always, serve the other chain's waiting
+    // request at each file's end: a long seek per file (the "seek storm"). CAS waits for the
+    // next file of the same chain.
+    eprintln!("files read by two chains: cas {cas}, linux-as {las}, deadline {deadline}");
+    assert!(
+        cas > 2 * las && cas > 2 * deadline,
+        "cas {cas}, linux-as {las}, deadline {deadline}"
+    );
 }

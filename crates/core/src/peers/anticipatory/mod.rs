@@ -69,7 +69,7 @@
 //! - The pieces of a split request (`continuation`) are separate requests to Linux, and are
 //!   here too.
 
-mod rules;
+pub mod rules;
 
 use std::collections::HashMap;
 

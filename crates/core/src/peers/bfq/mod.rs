@@ -56,7 +56,7 @@
 //!   the tunable is changed).
 //! - No I/O priority classes (all best effort), no merging (see [`crate::peers::deadline`]).
 
-mod peak_rate;
+pub mod peak_rate;
 pub mod wf2q;
 
 use std::collections::{BTreeMap, HashMap};
