@@ -15,7 +15,7 @@
 //!    KiB) that doubles for every millisecond already waited (`64 << (ms - 1)`), and
 //!    everything once the wait has passed 20 ms or `antic_expire`. Break; the close request
 //!    also restarts the anticipated process's think-time clock, because "close requests from
-//!    another process ... [are] generally useful when there are two or more cooperating
+//!    another process ... (are) generally useful when there are two or more cooperating
 //!    processes working in the same area".
 //! 3. The process has just started I/O (no think-time sample): break if new processes think
 //!    longer than `antic_expire` on average, or if `exit_prob` is above 50 %. *This is the
@@ -37,7 +37,7 @@
 //!
 //! **`cas` (the paper's section 4, in its order).**
 //! 1. Anticipation off because a read expired: handled before anticipation starts
-//!    (`as_fifo_expired` in [`super::AnticipatoryScheduler::dispatch_request`]).
+//!    (`as_fifo_expired` in `as_dispatch_request`).
 //! 2. The anticipation time has elapsed: break.
 //! 3. A synchronous request that is close (the 2.6.32 window and mean-seek test, the
 //!    constants the paper leaves open) comes from a *cooperating* context: dispatch it, and
