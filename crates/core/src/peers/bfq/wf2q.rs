@@ -72,7 +72,9 @@ pub struct Entity {
 #[derive(Debug, Default)]
 pub struct ServiceTree {
     entities: HashMap<QueueKey, Entity>,
-    active: BTreeMap<(u64, u64), QueueKey>,
+    /// Active entities by (finish, arrival), with their start time (fixed while on the tree),
+    /// so that the lookups need not consult `entities`.
+    active: BTreeMap<(u64, u64), (QueueKey, u64)>,
     idle: BTreeMap<(u64, u64), QueueKey>,
     seq: u64,
     pub vtime: u64,
@@ -134,7 +136,7 @@ impl ServiceTree {
         e.tree = tree;
         match tree {
             Tree::Active => {
-                self.active.insert(e.pos, key);
+                self.active.insert(e.pos, (key, e.start));
             }
             Tree::Idle => {
                 self.idle.insert(e.pos, key);
@@ -301,23 +303,15 @@ impl ServiceTree {
     /// eligible first by moving `vtime` if nothing is in service (or the in-service entity is
     /// expiring).
     fn lookup_next(&mut self, expiration: bool) -> Option<QueueKey> {
-        if self.active.is_empty() {
-            return None;
-        }
-        let min_start = self
-            .active
-            .values()
-            .filter_map(|k| self.entities.get(k))
-            .map(|e| e.start)
-            .min()?;
+        let min_start = self.active.values().map(|&(_, start)| start).min()?;
         let new_vtime = self.vtime.max(min_start);
         if self.in_service.is_none() || expiration {
             self.update_vtime(new_vtime);
         }
         self.active
             .values()
-            .copied()
-            .find(|k| self.entities.get(k).is_some_and(|e| e.start <= new_vtime))
+            .find(|&&(_, start)| start <= new_vtime)
+            .map(|&(key, _)| key)
     }
 
     /// `bfq_update_next_in_service`: `new` was just activated or requeued.
