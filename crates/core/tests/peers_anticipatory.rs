@@ -197,6 +197,32 @@ fn linux_as_2_6_32_keeps_anticipating_an_exited_process_while_exits_are_followed
 }
 
 #[test]
+fn cas_moves_anticipation_to_a_cooperating_context_after_the_awaited_one_exits() {
+    let mut s = engine(Variant::Cooperative);
+    let mut d = Driver::new(&mut s);
+    let far = anticipation_point(&mut d, 200 * US);
+    assert_eq!(d.s.poll_dispatch(d.now), None);
+    d.now += 500 * US;
+    d.s.context_exited(ContextId(0), d.now);
+    // The awaited context is dead; the system exit probability is low (step 4 would give up
+    // at the next other request), but a close read comes first: a cooperating context.
+    d.now += 500 * US;
+    let coop = d.request(5, 5, 11 * 128 + 64, 32);
+    d.submit(coop);
+    assert_eq!(d.s.status(), AnticStatus::Finished);
+    assert_eq!(d.s.poll_dispatch(d.now).unwrap().id, coop.id);
+    assert_eq!(d.s.anticipated(), Some(ContextId(5)));
+    assert_eq!(d.s.cooperative_exit_probability(), 32);
+    // Its completion starts a wait for it; the far request still waits.
+    d.now += 3 * MS;
+    d.s.complete(coop.id, d.now);
+    assert_eq!(d.s.poll_dispatch(d.now), None);
+    assert_eq!(d.s.status(), AnticStatus::WaitNext);
+    assert_eq!(d.s.poll_timeout(), Some(d.now + 6 * MS));
+    let _ = far;
+}
+
+#[test]
 fn linux_as_gives_up_on_a_process_whose_mean_seek_exceeds_the_distance_to_the_candidate() {
     let mut s = engine(Variant::Las);
     let mut d = Driver::new(&mut s);

@@ -282,3 +282,21 @@ fn cfq_serves_an_expired_request_first_once_per_slice() {
         "served at {served_at}"
     );
 }
+
+#[test]
+fn cfq_ends_the_slice_of_a_process_that_exits() {
+    let mut s = cfq();
+    let mut d = Driver::new(&mut s);
+    let mine = d.request(0, 0, 0, 128);
+    let other = d.request(1, 1, FAR, 128);
+    d.submit(mine);
+    d.submit(other);
+    d.dispatch_one(3 * MS);
+    d.finish();
+    assert_eq!(d.s.poll_dispatch(d.now), None, "idling for context 0");
+    d.now += MS;
+    // `cfq_exit_cfqq`: the queue of an exiting process stops being served at once.
+    d.s.context_exited(ContextId(0), d.now);
+    assert_eq!(d.s.active_queue(), None);
+    assert_eq!(d.s.poll_dispatch(d.now).unwrap().id, other.id);
+}
