@@ -1,10 +1,12 @@
-//! Property tests over random arrival, completion, exit and timing sequences, for every
-//! scheduler in the catalog (new schedulers are covered by being registered):
+//! Property tests over random arrival, completion, exit, class-weight and timing sequences,
+//! for every scheduler in the catalog (new schedulers are covered by being registered):
 //!
 //! - every request is dispatched exactly once, and completes once;
 //! - never more requests in flight than the device depth;
 //! - WAIT only with requests pending, and never a stall: with room on the device and requests
-//!   pending, the scheduler either dispatches or names a time to be called again;
+//!   pending, the scheduler either dispatches or names a time to be called again (the Linux
+//!   peers may instead wait for one of their requests in the device to complete, as the
+//!   kernels do: see [`drains`]);
 //! - waiting is bounded: a wait never lasts longer than the scheduler's longest idling window;
 //! - Aged-SPTF bounds latency: an overdue request goes within one service time unless an older
 //!   overdue request goes first.
