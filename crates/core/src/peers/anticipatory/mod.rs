@@ -69,10 +69,12 @@
 //! - The pieces of a split request (`continuation`) are separate requests to Linux, and are
 //!   here too.
 
+mod iocontext;
 pub mod rules;
 
 use std::collections::HashMap;
 
+use iocontext::{Globals, IoContext};
 pub use rules::Variant;
 
 use crate::request::{ClassId, ContextId, Nanos, Request, RequestId, MS};
@@ -144,59 +146,6 @@ pub enum AnticStatus {
     WaitNext,
     /// Anticipated, and found a candidate or timed out; the next dispatch goes ahead.
     Finished,
-}
-
-/// `struct as_io_context`: what AS knows of one context.
-#[derive(Clone, Debug)]
-struct IoContext {
-    /// `AS_TASK_RUNNING`: the process has not exited.
-    running: bool,
-    /// `AS_TASK_IOSTARTED`: it has issued a synchronous request.
-    iostarted: bool,
-    /// `AS_TASK_IORUNNING`: a synchronous request of it has completed.
-    iorunning: bool,
-    nr_queued: usize,
-    /// Requests in the device (not in the kernel's structure: it frees the context by
-    /// reference count; we prune it when nothing refers to it).
-    in_device: usize,
-    last_end_request: Nanos,
-    /// End of its last synchronous request.
-    last_request_pos: u64,
-    ttime: ThinkTime,
-    seek: SeekDistance,
-}
-
-impl IoContext {
-    fn new() -> Self {
-        Self {
-            running: true,
-            iostarted: false,
-            iorunning: false,
-            nr_queued: 0,
-            in_device: 0,
-            last_end_request: 0,
-            last_request_pos: 0,
-            ttime: ThinkTime::default(),
-            seek: SeekDistance::default(),
-        }
-    }
-}
-
-/// The scheduler-wide statistics (fixed point, 256 = 1.0).
-#[derive(Clone, Copy, Debug, Default)]
-struct Globals {
-    /// Probability that a context waited on exits before issuing again (`exit_prob`).
-    exit_prob: u64,
-    /// 2.6.32: probability that an exited context is not followed by a cooperating request
-    /// (`exit_no_coop`).
-    exit_no_coop: u64,
-    /// CAS: the "cooperative exit probability", that a cooperating context's close request
-    /// follows the one awaited.
-    coop_exit_prob: u64,
-    new_ttime_total: u64,
-    new_ttime_mean: Nanos,
-    new_seek_total: u64,
-    new_seek_mean: u64,
 }
 
 /// The anticipatory scheduler (`struct as_data`).
@@ -405,57 +354,6 @@ impl AnticipatoryScheduler {
         }
         let rq = rq.and_then(|id| self.lists[SYNC].get(id).copied());
         !self.can_break(rq.as_ref(), now)
-    }
-
-    /// `as_update_iohist`: a synchronous request `rq` tells about `ctx`'s think time and seek
-    /// distance. Called for the issuer on arrival, and by 2.6.32 and CAS also for the
-    /// anticipated context when a cooperating context's close request arrives.
-    fn update_iohist(&mut self, ctx: ContextId, rq: &Request, now: Nanos) {
-        if !is_sync(rq) {
-            return;
-        }
-        let g = &mut self.g;
-        let Some(aic) = self.contexts.get_mut(&ctx) else {
-            return;
-        };
-        if aic.iorunning || aic.iostarted {
-            // Read-to-read think time: 0 if the process still has a request queued.
-            let mut think = 0;
-            if aic.iorunning && aic.nr_queued == 0 {
-                think = now
-                    .saturating_sub(aic.last_end_request)
-                    .min(MAX_THINKTIME - JIFFY);
-            }
-            if aic.ttime.samples == 0 {
-                // A context's first think time feeds the prior for new contexts, and shows
-                // that it did not exit: exit_prob decays.
-                g.new_ttime_total = (7 * g.new_ttime_total + ONE * think) / 8;
-                g.new_ttime_mean = g.new_ttime_total / ONE;
-                g.exit_prob = 7 * g.exit_prob / 8;
-            }
-            aic.ttime.record(think);
-            let seek = distance(aic.last_request_pos, rq.sector);
-            if aic.seek.samples == 0 {
-                g.new_seek_total = (7 * g.new_seek_total + ONE * seek) / 8;
-                g.new_seek_mean = g.new_seek_total / ONE;
-            }
-            aic.seek.record(seek);
-        }
-        aic.last_request_pos = rq.end();
-        aic.iostarted = true;
-    }
-
-    /// Forgets `ctx` once nothing refers to it (the kernel frees an `io_context` when its
-    /// last reference goes).
-    fn prune(&mut self, ctx: ContextId) {
-        if self.io_context == Some(ctx) {
-            return;
-        }
-        if let Some(c) = self.contexts.get(&ctx) {
-            if !c.running && c.nr_queued == 0 && c.in_device == 0 {
-                self.contexts.remove(&ctx);
-            }
-        }
     }
 
     /// `as_fifo_expired`, rate limited to one check per expiry interval.

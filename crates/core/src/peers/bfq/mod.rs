@@ -56,6 +56,8 @@
 //!   the tunable is changed).
 //! - No I/O priority classes (all best effort), no merging (see [`crate::peers::deadline`]).
 
+mod budget;
+mod idling;
 pub mod peak_rate;
 pub mod wf2q;
 
@@ -291,123 +293,6 @@ impl Bfq {
             .map_or(u64::from(DEFAULT_WEIGHT), |q| self.weight_of(q.class))
     }
 
-    /// `bfq_max_budget`: the default until the estimates are trusted.
-    fn max_budget_now(&self) -> u64 {
-        if self.budgets_assigned < STATS_MIN_BUDGETS {
-            DEFAULT_MAX_BUDGET
-        } else {
-            self.max_budget
-        }
-    }
-
-    /// `bfq_min_budget`.
-    fn min_budget(&self) -> u64 {
-        self.max_budget_now() / 32
-    }
-
-    fn seeky(q: &BfqQueue) -> bool {
-        q.seek_history.count_ones() > 19
-    }
-
-    /// `bfq_asymmetric_scenario`: weights differ among busy queues, and `key` does not have
-    /// the smallest (a queue with the smallest weight cannot be harmed by the others).
-    fn asymmetric(&self, key: QueueKey) -> bool {
-        let Some(q) = self.queues.get(&key) else {
-            return false;
-        };
-        let weight = self.st.entity(key).map_or(0, |e| e.weight);
-        let smallest =
-            q.in_weights_tree && self.weights.keys().next().is_some_and(|&w| w == weight);
-        !smallest && self.weights.len() > 1
-    }
-
-    /// `bfq_serv_to_charge`.
-    fn serv_to_charge(&self, key: QueueKey, rq: &Request) -> u64 {
-        let sectors = u64::from(rq.sectors);
-        let sync = self.queues.get(&key).is_some_and(|q| q.sync);
-        if sync || self.asymmetric(key) {
-            sectors
-        } else {
-            sectors * ASYNC_CHARGE_FACTOR
-        }
-    }
-
-    /// `idling_boosts_thr_without_issues`.
-    fn idling_boosts_throughput(&self, key: QueueKey) -> bool {
-        let Some(q) = self.queues.get(&key) else {
-            return false;
-        };
-        if !q.alive {
-            return false;
-        }
-        let rotational_without_queueing = self.hw_tag == 0;
-        let sequential_and_io_bound = !Self::seeky(q) && q.io_bound && q.has_short_ttime;
-        // On a rotational disk (the `!nonrot` in the kernel's second test is always true).
-        rotational_without_queueing || sequential_and_io_bound
-    }
-
-    /// `idling_needed_for_service_guarantees`.
-    fn idling_needed_for_guarantees(&self, key: QueueKey) -> bool {
-        self.queues.get(&key).is_some_and(|q| q.alive)
-            && (self.asymmetric(key) || self.busy_queues == 1)
-    }
-
-    /// `bfq_better_to_idle`.
-    fn better_to_idle(&self, key: QueueKey) -> bool {
-        let Some(q) = self.queues.get(&key) else {
-            return false;
-        };
-        if !q.alive {
-            return false;
-        }
-        if self.cfg.strict_guarantees {
-            return true;
-        }
-        if self.cfg.slice_idle == 0 || !q.sync {
-            return false;
-        }
-        self.idling_boosts_throughput(key) || self.idling_needed_for_guarantees(key)
-    }
-
-    /// `bfq_bfqq_must_idle`.
-    fn must_idle(&self, key: QueueKey) -> bool {
-        self.queues.get(&key).is_some_and(|q| q.list.is_empty()) && self.better_to_idle(key)
-    }
-
-    /// `bfq_may_expire_for_budg_timeout`.
-    fn may_expire_for_budget_timeout(&self, key: QueueKey, now: Nanos) -> bool {
-        let Some(q) = self.queues.get(&key) else {
-            return false;
-        };
-        let budget = self.st.entity(key).map_or(0, |e| e.budget) as i64;
-        (!q.wait_request || self.st.budget_left(key) >= budget / 3) && now >= q.budget_timeout
-    }
-
-    fn weights_tree_add(&mut self, key: QueueKey) {
-        let weight = self.queue_weight(key);
-        if let Some(q) = self.queues.get_mut(&key) {
-            if !q.in_weights_tree {
-                q.in_weights_tree = true;
-                *self.weights.entry(weight).or_insert(0) += 1;
-            }
-        }
-    }
-
-    fn weights_tree_remove(&mut self, key: QueueKey) {
-        let weight = self.st.entity(key).map_or(0, |e| e.weight);
-        if let Some(q) = self.queues.get_mut(&key) {
-            if q.in_weights_tree {
-                q.in_weights_tree = false;
-                if let Some(n) = self.weights.get_mut(&weight) {
-                    *n -= 1;
-                    if *n == 0 {
-                        self.weights.remove(&weight);
-                    }
-                }
-            }
-        }
-    }
-
     /// Activates or requeues `key`'s entity, with the weight of its class.
     fn activate_requeue(&mut self, key: QueueKey, non_blocking: bool, expiration: bool) {
         let weight = self.queue_weight(key);
@@ -455,37 +340,6 @@ impl Bfq {
         }
         self.st.deactivate(key, true);
         self.st.deactivated(key, expiration);
-    }
-
-    /// `bfq_bfqq_update_budg_for_activation`: a queue with requests again. Returns whether it
-    /// wants to preempt the queue in service: it expired without a budget reason, came back
-    /// within three idle windows of its last completion, and still has budget.
-    fn update_budget_for_activation(&mut self, key: QueueKey, arrived_in_time: bool) -> bool {
-        let left = self.st.budget_left(key);
-        let charge = self
-            .queues
-            .get(&key)
-            .and_then(|q| q.next_rq.and_then(|id| q.list.get(id)))
-            .map(|rq| self.serv_to_charge(key, rq))
-            .unwrap_or(0);
-        let Some(q) = self.queues.get_mut(&key) else {
-            return false;
-        };
-        let max_budget = q.max_budget;
-        let Some(e) = self.st.entity_mut(key) else {
-            return false;
-        };
-        if q.non_blocking_wait_rq && arrived_in_time && left > 0 {
-            // The queue was idled for too short a time by the scheduler, not by itself:
-            // give it back what is left of its budget, with back-shifted stamps.
-            e.budget = (left as u64).min(max_budget);
-            e.service = 0;
-            return true;
-        }
-        e.service = 0;
-        e.budget = max_budget.max(charge);
-        q.non_blocking_wait_rq = false;
-        false
     }
 
     /// `bfq_bfqq_handle_idle_busy_switch`: `key` had no requests and gets one.
@@ -574,26 +428,6 @@ impl Bfq {
         }
     }
 
-    /// `bfq_arm_slice_timer`.
-    fn arm_slice_timer(&mut self, now: Nanos) {
-        let Some(key) = self.in_service else {
-            return;
-        };
-        let seeky = self.queues.get(&key).is_some_and(Self::seeky);
-        let asymmetric = self.asymmetric(key);
-        let Some(q) = self.queues.get_mut(&key) else {
-            return;
-        };
-        q.wait_request = true;
-        let mut sl = self.cfg.slice_idle;
-        // Do not idle long for a seeky queue, unless weights differ.
-        if seeky && !asymmetric {
-            sl = sl.min(BFQ_MIN_TT);
-        }
-        self.last_idling_start = now;
-        self.idle_timer = Some(now + sl);
-    }
-
     /// `bfq_set_budget_timeout` and `__bfq_set_in_service_queue`.
     fn set_in_service(&mut self, now: Nanos) -> Option<QueueKey> {
         if self.busy_queues == 0 {
@@ -608,102 +442,6 @@ impl Bfq {
         }
         self.in_service = Some(key);
         Some(key)
-    }
-
-    /// `bfq_bfqq_is_slow`: whether to charge the queue by time, and for how long (ms) it was
-    /// in service.
-    fn is_slow(&self, key: QueueKey, compensate: bool, now: Nanos) -> (bool, u64) {
-        let Some(q) = self.queues.get(&key) else {
-            return (false, 0);
-        };
-        if !q.sync {
-            return (false, 0);
-        }
-        let mut slow = Self::seeky(q);
-        let end = if compensate {
-            self.last_idling_start
-        } else {
-            now
-        };
-        let elapsed = end.saturating_sub(self.last_budget_start);
-        if elapsed < MS {
-            // Too short to tell: charge an idle window (rotational).
-            return (slow, self.cfg.slice_idle / MS);
-        }
-        if elapsed > 20 * MS {
-            // Long enough to judge by the service received: less than half the largest
-            // budget in more than 20 ms is slow.
-            let service = self.st.entity(key).map_or(0, |e| e.service);
-            slow = service < self.max_budget / 2;
-        }
-        (slow, elapsed / MS)
-    }
-
-    /// `bfq_bfqq_charge_time`, with the budget timeout charging the full `max_budget` (see
-    /// the module documentation).
-    fn charge_time(&mut self, key: QueueKey, time_ms: u64) {
-        let timeout_ms = (self.cfg.timeout_sync / MS).max(1);
-        let max_budget = self.max_budget;
-        let Some(e) = self.st.entity_mut(key) else {
-            return;
-        };
-        let mut charge = e.service;
-        if time_ms > 0 {
-            charge = max_budget * time_ms.min(timeout_ms) / timeout_ms;
-        }
-        charge = charge.max(e.service);
-        // Increase the budget to avoid inconsistencies.
-        if charge > e.budget {
-            e.budget = charge;
-        }
-        let extra = charge - e.service;
-        self.st.served(key, extra);
-    }
-
-    /// `__bfq_bfqq_recalc_budget`: budget feedback at expiry.
-    fn recalc_budget(&mut self, key: QueueKey, reason: Expiration) {
-        let min_budget = self.min_budget();
-        let device_max = self.max_budget;
-        let Some(q) = self.queues.get(&key) else {
-            return;
-        };
-        let mut budget = q.max_budget;
-        let service = self.st.entity(key).map_or(0, |e| e.service);
-        if q.sync {
-            budget = match reason {
-                // The queue emptied and stayed idle: give it less, unless it still had
-                // requests in flight (then it was not idle, we were too impatient).
-                Expiration::TooIdle if q.dispatched > 0 => (budget * 2).min(device_max),
-                Expiration::TooIdle if budget > 5 * min_budget => budget - 4 * min_budget,
-                Expiration::TooIdle => min_budget,
-                // Slow (or the device is): a larger budget gives it more time next turn.
-                Expiration::BudgetTimeout => (budget * 2).min(device_max),
-                // It used all it had and wants more: grow fast.
-                Expiration::BudgetExhausted => (budget * 4).min(device_max),
-                // It got what it needed.
-                Expiration::NoMoreRequests => service.max(min_budget),
-                Expiration::Preempted => return,
-            };
-        } else {
-            budget = device_max;
-        }
-        let auto = self.cfg.max_budget == 0;
-        let trusted = self.budgets_assigned >= STATS_MIN_BUDGETS;
-        let charge = q
-            .next_rq
-            .and_then(|id| q.list.get(id))
-            .map(|rq| self.serv_to_charge(key, rq));
-        let Some(q) = self.queues.get_mut(&key) else {
-            return;
-        };
-        q.max_budget = budget;
-        if trusted && auto {
-            q.max_budget = q.max_budget.min(device_max);
-        }
-        let max_budget = q.max_budget;
-        if let (Some(charge), Some(e)) = (charge, self.st.entity_mut(key)) {
-            e.budget = max_budget.max(charge);
-        }
     }
 
     /// `__bfq_bfqq_expire`: out of service; back into the schedule if it has requests, else
@@ -806,64 +544,6 @@ impl Bfq {
             key = self.set_in_service(now)?;
         }
         None
-    }
-
-    /// `bfq_update_hw_tag`, on each completion.
-    fn update_hw_tag(&mut self) {
-        let in_driver = self.in_flight.len();
-        self.max_rq_in_driver = self.max_rq_in_driver.max(in_driver);
-        if self.hw_tag == 1 || in_driver + self.queued <= HW_QUEUE_THRESHOLD {
-            return;
-        }
-        // A queue with short think times and few requests says nothing about the device.
-        if let Some(q) = self.in_service.and_then(|k| self.queues.get(&k)) {
-            if q.has_short_ttime
-                && q.dispatched + q.list.len() < HW_QUEUE_THRESHOLD
-                && in_driver < HW_QUEUE_THRESHOLD
-            {
-                return;
-            }
-        }
-        self.hw_tag_samples += 1;
-        if self.hw_tag_samples <= HW_QUEUE_SAMPLES {
-            return;
-        }
-        self.hw_tag = i8::from(self.max_rq_in_driver > HW_QUEUE_THRESHOLD);
-        self.max_rq_in_driver = 0;
-        self.hw_tag_samples = 0;
-    }
-
-    /// The estimate changed: with `max_budget` 0, the largest budget follows it.
-    fn update_max_budget(&mut self) {
-        if self.cfg.max_budget == 0 {
-            self.max_budget = self.rate.max_budget(self.cfg.timeout_sync);
-        }
-    }
-
-    /// `bfq_idle_slice_timer`, at its time `at`.
-    fn run_timer(&mut self, now: Nanos) {
-        self.reap();
-        let Some(at) = self.idle_timer.filter(|&t| t <= now) else {
-            return;
-        };
-        self.idle_timer = None;
-        self.meter.end(at, true);
-        let Some(key) = self.in_service else {
-            return;
-        };
-        let Some(q) = self.queues.get_mut(&key) else {
-            return;
-        };
-        q.wait_request = false;
-        let reason = if at >= q.budget_timeout {
-            // Also "too idle", but the timeout matters more for the budget feedback.
-            Expiration::BudgetTimeout
-        } else if q.list.is_empty() {
-            Expiration::TooIdle
-        } else {
-            return;
-        };
-        self.expire(key, true, reason, at);
     }
 
     /// Forgets a queue nobody will use again.
