@@ -473,3 +473,78 @@ fn cas_keeps_two_chains_of_cooperating_processes_apart_where_linux_as_seeks_betw
         "cas {cas}, linux-as {las}, deadline {deadline}"
     );
 }
+
+/// A sequential reader (64 KiB requests, 100 us think time) against a streaming writer that
+/// keeps 32 asynchronous 64 KiB writes queued (`dd` through the page cache), far apart, the
+/// Linux/CAS paper's first experiment. Returns the reads served in `span`.
+fn reader_against_writer(s: &mut dyn Scheduler, span: Nanos) -> usize {
+    let (mut now, mut next_id, mut head) = (0, 0u64, 0u64);
+    let mut busy: Option<(Request, Nanos)> = None;
+    let (mut read_sector, mut write_sector) = (0u64, 60_000_000u64);
+    let mut read_at = Some(0);
+    let mut reads = 0;
+    let mut mk = |op: Op, sector: u64, now: Nanos| {
+        next_id += 1;
+        Request {
+            id: RequestId(next_id),
+            context: ContextId(if op == Op::Read { 1 } else { 2 }),
+            class: ClassId(0),
+            op,
+            sector,
+            sectors: 128,
+            sync: op == Op::Read,
+            issued: now,
+            continuation: false,
+        }
+    };
+    for _ in 0..32 {
+        let w = mk(Op::Write, write_sector, 0);
+        write_sector += 128;
+        s.enqueue(w, 0);
+    }
+    while now < span {
+        now = [read_at, busy.map(|b| b.1), s.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min()
+            .expect("the writer never stops");
+        if let Some((r, _)) = busy.filter(|b| b.1 == now) {
+            busy = None;
+            s.complete(r.id, now);
+            if r.op == Op::Read {
+                reads += 1;
+                read_at = Some(now + 100 * US);
+            } else {
+                let w = mk(Op::Write, write_sector, now);
+                write_sector += 128;
+                s.enqueue(w, now);
+            }
+        }
+        if read_at == Some(now) {
+            read_at = None;
+            let r = mk(Op::Read, read_sector, now);
+            read_sector += 128;
+            s.enqueue(r, now);
+        }
+        if busy.is_none() {
+            if let Some(r) = s.poll_dispatch(now) {
+                let service = disk_service(&r, head);
+                head = r.end();
+                busy = Some((r, now + service));
+            }
+        }
+    }
+    reads
+}
+
+#[test]
+fn linux_as_protects_a_reader_from_a_streaming_writer_that_deadline_lets_starve() {
+    let span = 3_000 * MS;
+    let deadline = reader_against_writer(&mut *sched("deadline"), span);
+    let las = reader_against_writer(&mut *sched("linux-as"), span);
+    let cas = reader_against_writer(&mut *sched("cas"), span);
+    eprintln!("reads against a writer: deadline {deadline}, linux-as {las}, cas {cas}");
+    // The paper's Table 1: deadline takes 129 s to read the file, LAS 10 s, CAS 9 s.
+    assert!(las > 5 * deadline, "linux-as {las}, deadline {deadline}");
+    assert!(cas * 10 >= las * 9, "cas {cas}, linux-as {las}");
+}
