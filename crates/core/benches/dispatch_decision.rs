@@ -75,6 +75,11 @@ fn bench(c: &mut Criterion) {
         "as-aged-sptf",
         "as-stride",
         "as-stride-combo",
+        "deadline",
+        "linux-as",
+        "cas",
+        "cfq",
+        "bfq",
     ] {
         for n in [1u32, 64, 4096] {
             g.throughput(Throughput::Elements(1));

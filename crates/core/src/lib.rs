@@ -20,8 +20,11 @@
 //! - [`stats`]: per-context think-time histograms and decayed locality averages.
 //! - [`estimator`]: positioning-time estimators (exact from a device model, a calibrated
 //!   curve, seek distance).
+//! - [`peers`]: the schedulers antsched is judged against, re-implemented from the Linux
+//!   kernels: `deadline`, the 2.6 anticipatory scheduler (`linux-as`, `linux-as-2.6.32`), the
+//!   Cooperative AS of the Linux/CAS paper (`cas`), time-sliced `cfq` and `bfq`.
 //! - [`registry`]: every scheduler by name, its tunables and defaults, built from a SPEC such
-//!   as `as-stride:tau=500ms`.
+//!   as `as-stride:tau=500ms` or `bfq:slice_idle=4ms`.
 //!
 //! ## Deceptive idleness in one paragraph
 //!
@@ -37,6 +40,7 @@
 pub mod anticipation;
 pub mod estimator;
 pub mod heuristic;
+pub mod peers;
 pub mod policy;
 pub mod registry;
 pub mod request;

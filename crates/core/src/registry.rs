@@ -462,6 +462,7 @@ pub fn catalog() -> Vec<SchedulerInfo> {
             tunables: t,
         });
     }
+    out.extend(crate::peers::catalog());
     out
 }
 
@@ -481,7 +482,9 @@ pub fn resolve(spec: &Spec) -> Result<Tunables, SpecError> {
         });
     };
     let mut values = HashMap::new();
-    for t in all_tunables() {
+    // The scheduler's own defaults first: a tunable of another scheduler may share the name
+    // with another default (Linux's `read_expire` is 500 ms in deadline, 125 ms in AS).
+    for t in info.tunables.iter().copied().chain(all_tunables()) {
         if let Ok(v) = parse_value(t.kind, t.default) {
             values.entry(t.name).or_insert(v);
         }
@@ -513,6 +516,9 @@ pub fn resolve(spec: &Spec) -> Result<Tunables, SpecError> {
 pub fn build(spec: &str, env: &BuildEnv) -> Result<Box<dyn Scheduler>, SpecError> {
     let parsed = Spec::parse(spec)?;
     let t = resolve(&parsed)?;
+    if let Some(peer) = crate::peers::build(&parsed.name, spec.trim(), &t) {
+        return Ok(peer);
+    }
     build_ours(&parsed.name, spec.trim(), &t, env)
 }
 
@@ -611,6 +617,7 @@ mod tests {
     use super::*;
     use crate::heuristic::{DEFAULT_BACKWARD_THRESHOLD, DEFAULT_THINK_THRESHOLD};
     use crate::policy::{DEFAULT_AGE_BOUND, DEFAULT_REJOIN_AFTER, DEFAULT_TAU};
+    use crate::request::{MS, SEC};
 
     #[test]
     fn every_catalog_entry_builds_with_its_defaults() {
@@ -709,6 +716,121 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(e.contains("needs a device model"), "{e}");
+    }
+
+    #[test]
+    fn the_peers_are_in_the_catalog_with_depth() {
+        let cat = catalog();
+        for n in [
+            "deadline",
+            "linux-as",
+            "linux-as-2.6.32",
+            "cas",
+            "cfq",
+            "bfq",
+        ] {
+            let s = cat
+                .iter()
+                .find(|s| s.name == n)
+                .unwrap_or_else(|| panic!("{n}"));
+            assert!(s.tunables.iter().any(|t| t.name == "depth"), "{n}");
+        }
+    }
+
+    #[test]
+    fn peers_take_their_own_defaults_for_shared_names() {
+        let t = |spec: &str| resolve(&Spec::parse(spec).unwrap()).unwrap();
+        assert_eq!(t("deadline").duration("read_expire"), 500 * MS);
+        assert_eq!(t("deadline").duration("write_expire"), 5 * SEC);
+        assert_eq!(t("linux-as").duration("read_expire"), 125 * MS);
+        assert_eq!(t("cas").duration("write_expire"), 250 * MS);
+    }
+
+    #[test]
+    fn displayed_peer_defaults_are_the_code_defaults() {
+        use crate::peers::anticipatory::AsConfig;
+        use crate::peers::bfq::BfqConfig;
+        use crate::peers::cfq::CfqConfig;
+        use crate::peers::deadline::DeadlineConfig;
+        let t = |spec: &str| resolve(&Spec::parse(spec).unwrap()).unwrap();
+        let (d, dc) = (t("deadline"), DeadlineConfig::default());
+        assert_eq!(d.duration("read_expire"), dc.read_expire);
+        assert_eq!(d.duration("write_expire"), dc.write_expire);
+        assert_eq!(d.integer("writes_starved"), u64::from(dc.writes_starved));
+        assert_eq!(d.integer("fifo_batch"), u64::from(dc.fifo_batch));
+        for name in ["linux-as", "linux-as-2.6.32", "cas"] {
+            let (a, ac) = (t(name), AsConfig::default());
+            assert_eq!(a.duration("read_expire"), ac.read_expire);
+            assert_eq!(a.duration("write_expire"), ac.write_expire);
+            assert_eq!(a.duration("read_batch_expire"), ac.read_batch_expire);
+            assert_eq!(a.duration("write_batch_expire"), ac.write_batch_expire);
+            assert_eq!(a.duration("antic_expire"), ac.antic_expire);
+        }
+        let (c, cc) = (t("cfq"), CfqConfig::default());
+        assert_eq!(c.integer("quantum"), u64::from(cc.quantum));
+        assert_eq!(c.duration("fifo_expire_sync"), cc.fifo_expire_sync);
+        assert_eq!(c.duration("fifo_expire_async"), cc.fifo_expire_async);
+        assert_eq!(c.integer("back_seek_max"), cc.back_seek_max);
+        assert_eq!(c.integer("back_seek_penalty"), cc.back_seek_penalty);
+        assert_eq!(c.duration("slice_sync"), cc.slice_sync);
+        assert_eq!(c.duration("slice_async"), cc.slice_async);
+        assert_eq!(c.integer("slice_async_rq"), u64::from(cc.slice_async_rq));
+        assert_eq!(c.duration("slice_idle"), cc.slice_idle);
+        let (b, bc) = (t("bfq"), BfqConfig::default());
+        assert_eq!(b.duration("slice_idle"), bc.slice_idle);
+        assert_eq!(b.duration("timeout_sync"), bc.timeout_sync);
+        assert_eq!(b.integer("max_budget"), bc.max_budget);
+        assert_eq!(b.integer("strict_guarantees") == 1, bc.strict_guarantees);
+        assert_eq!(b.duration("fifo_expire_sync"), bc.fifo_expire_sync);
+        assert_eq!(b.duration("fifo_expire_async"), bc.fifo_expire_async);
+        assert_eq!(b.integer("back_seek_max"), bc.back_seek_max);
+        assert_eq!(b.integer("back_seek_penalty"), bc.back_seek_penalty);
+        for name in ["deadline", "linux-as", "cfq", "bfq"] {
+            assert_eq!(t(name).integer("depth"), 1);
+        }
+    }
+
+    #[test]
+    fn peer_specs_with_linux_tunables_build() {
+        let env = BuildEnv::default();
+        for spec in [
+            "bfq:slice_idle=4ms",
+            "bfq:max_budget=4096,timeout_sync=100ms,strict_guarantees=1,depth=4",
+            "linux-as:antic_expire=10ms",
+            "cas:antic_expire=0,read_batch_expire=1s",
+            "linux-as-2.6.32:write_expire=1s",
+            "cfq:quantum=8,slice_idle=0,slice_sync=20ms,back_seek_max=0",
+            "deadline:fifo_batch=1,writes_starved=4,read_expire=100ms",
+        ] {
+            let s = build(spec, &env).unwrap_or_else(|e| panic!("{spec}: {e}"));
+            assert_eq!(s.name(), spec, "reports name a run by its whole SPEC");
+        }
+    }
+
+    #[test]
+    fn a_peer_rejects_unknown_tunables_listing_its_own() {
+        let env = BuildEnv::default();
+        // Left out on purpose (see the peers' module docs), so not silently accepted.
+        let e = build("bfq:low_latency=1", &env).err().unwrap().to_string();
+        assert!(
+            e.contains("low_latency") && e.contains("slice_idle") && e.contains("max_budget"),
+            "{e}"
+        );
+        let e = build("deadline:front_merges=1", &env)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("fifo_batch") && e.contains("depth"), "{e}");
+        let e = build("cfq:strict_guarantees=1", &env)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("slice_async_rq"), "{e}");
+        let e = build("bfq:strict_guarantees=2", &env)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("from 0 to 1"), "{e}");
     }
 
     #[test]

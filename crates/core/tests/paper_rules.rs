@@ -30,7 +30,15 @@ fn core<P: Policy + 'static, H: Heuristic<P> + 'static>(policy: P, h: H) -> Anti
 
 /// Issues, dispatches and completes `n` sequential requests of `ctx` alone, each after `think`,
 /// so that the core learns its think time and locality. Leaves the last one completed.
-fn train(d: &mut Driver<'_>, ctx: u32, class: u32, start: u64, step: i64, n: usize, think: Nanos) {
+fn train<S: Scheduler + ?Sized>(
+    d: &mut Driver<'_, S>,
+    ctx: u32,
+    class: u32,
+    start: u64,
+    step: i64,
+    n: usize,
+    think: Nanos,
+) {
     let mut sector = start;
     for _ in 0..n {
         let r = d.request(ctx, class, sector, 128);
