@@ -450,6 +450,12 @@ impl HddModel {
         sum / w
     }
 
+    /// Sectors of written data the buffer can hold before they reach the media: all of it.
+    fn write_buffer_sectors(&self) -> u64 {
+        let c = &self.spec.p.cache;
+        u64::from(c.segments) * u64::from(c.segment_sectors)
+    }
+
     /// [`Layout::locate`], remembering the last few tracks.
     fn locate(&self, lbn: u64) -> Located {
         let memo = self.located.borrow();
@@ -1220,13 +1226,20 @@ impl HddModel {
             s.lru = self.st.tick;
         }
         if write_back {
+            // The buffer holds only so much data not yet on the media: a write that would leave
+            // more than that to destage waits, as the drive stalls the host's transfer until
+            // the destage has made room. Without this bound a stream of appending writes would
+            // complete at bus speed with an unbounded backlog, and the next read would pay for
+            // all of it.
+            let room = self.write_buffer_sectors() as f64 * zst;
+            let done = done.max(w.t_end - room);
             (
                 done,
                 ServiceBreakdown {
                     overhead: to_ns(ovh + (t_acc - t)),
                     seek: 0,
                     rotation: 0,
-                    transfer: to_ns(n as f64 * bus + self.spec.p.overheads.write_complete),
+                    transfer: to_ns(done - t_bus_start),
                     cache_hit: true,
                 },
             )

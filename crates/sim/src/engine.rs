@@ -67,8 +67,6 @@ struct Run {
     /// It will issue nothing more.
     done: bool,
     finished: bool,
-    /// `time_based` without `runtime`: runs as long as the others do.
-    endless: bool,
     deadline: Option<Nanos>,
     /// Buffered writes waiting for dirty space.
     blocked: Vec<usize>,
@@ -95,7 +93,7 @@ pub struct Simulation<'a> {
     /// pushed only to be skipped later.
     armed: Option<Nanos>,
     runs: Vec<Run>,
-    /// Issuers that keep the run going and have not finished.
+    /// Issuers that have not finished.
     live: usize,
     requests: FxHashMap<RequestId, (Purpose, Option<usize>)>,
     apps: Vec<Option<AppState>>,
@@ -138,7 +136,6 @@ impl<'a> Simulation<'a> {
         let mut runs = Vec::new();
         for issuer in &workload.issuers {
             let job = &jobs.jobs[issuer.job];
-            let endless = job.time_based && job.runtime_ns.is_none();
             runs.push(Run {
                 ctx: ContextId(next_context),
                 class: issuer.class,
@@ -153,7 +150,6 @@ impl<'a> Simulation<'a> {
                 },
                 done: false,
                 finished: false,
-                endless,
                 deadline: job.runtime_ns,
                 blocked: Vec::new(),
                 bytes: 0,
@@ -163,13 +159,7 @@ impl<'a> Simulation<'a> {
             });
             next_context += 1;
         }
-        let live = runs.iter().filter(|r| !r.endless).count();
-        if live == 0 && !runs.is_empty() {
-            let job = &jobs.jobs[workload.issuers[0].job];
-            return Err(jobs
-                .error_at(job, "time_based", "every job is time_based without a runtime, so the run would never end: add runtime=")
-                .into());
-        }
+        let live = runs.len();
         let writers: Vec<&Job> = workload
             .issuers
             .iter()
@@ -507,8 +497,11 @@ impl<'a> Simulation<'a> {
         if r.done && r.outstanding == 0 && !r.finished {
             r.finished = true;
             self.sched.context_exited(r.ctx, self.now);
-            if !r.endless {
-                self.live -= 1;
+            self.live -= 1;
+            if self.job(i).exitall {
+                // fio's `exitall`: this job's end is the run's end.
+                self.live = 0;
+                self.last_completion = self.now;
             }
         }
     }

@@ -67,7 +67,10 @@ impl FileLayout {
         let end = (offset + len).min(self.size);
         let mut at = offset;
         while at < end {
-            let piece_end = self.run_end(at).min(end).min(at + max_piece.max(SECTOR));
+            let piece_end = self
+                .run_end(at)
+                .min(end)
+                .min(at.saturating_add(max_piece.max(SECTOR)));
             let sectors = (piece_end - at).div_ceil(SECTOR);
             out.push((self.sector_of(at), sectors as u32));
             at = piece_end;
@@ -123,6 +126,14 @@ mod tests {
         assert_eq!(out.len(), 8);
         assert!(out.iter().all(|&(_, n)| n == 256));
         assert_eq!(out[1].0, 1256);
+    }
+
+    #[test]
+    fn an_unbounded_piece_size_gives_one_run_per_extent() {
+        let f = file(1 << 20, None);
+        let mut out = Vec::new();
+        f.runs(4096, 1 << 19, u64::MAX, &mut out);
+        assert_eq!(out, vec![(1008, 1024)]);
     }
 
     #[test]

@@ -130,6 +130,8 @@ pub struct Job {
     pub runtime_ns: Option<u64>,
     /// `time_based`: keep looping over the region until `runtime` is up.
     pub time_based: bool,
+    /// `exitall`: when this job finishes, every other job stops too.
+    pub exitall: bool,
     /// `io_size=` / `io_limit=`: bytes to transfer, independent of the region (`None` if not
     /// given or 0).
     pub io_size: Option<u64>,
@@ -529,6 +531,7 @@ pub(crate) fn resolve(
         adversary: view.count("antsched_adversary"),
         runtime_ns: view.nanos("runtime").filter(|&ns| ns > 0),
         time_based: view.boolean("time_based").unwrap_or(false),
+        exitall: view.boolean("exitall").unwrap_or(false),
         io_size: view.bytes("io_size").filter(|&bytes| bytes > 0),
         number_ios: view.count("number_ios").filter(|&n| n > 0),
         randseed: view.count("randseed"),

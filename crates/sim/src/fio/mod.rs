@@ -68,6 +68,7 @@
 //! | `rwmixread` | 0 to 100 | 50 | percentage of reads in `rw`/`randrw` |
 //! | `runtime` | time, default unit s | no limit | stop after this long |
 //! | `time_based` | bare, or 0/1 | off | loop until `runtime` is up |
+//! | `exitall` | bare, or 0/1 | off | when this job finishes, every job stops (an endless writer measured against a reader that ends) |
 //! | `io_size`, `io_limit` | size | `size` | bytes to transfer, independent of the region |
 //! | `number_ios` | count | no limit | stop after this many I/Os |
 //! | `randseed` | count | from the run's seed | seed of the random offsets |

@@ -116,6 +116,7 @@ pub(crate) static OPTIONS: &[OptionSpec] = &[
         "runtime=30",
     ),
     opt("time_based", Kind::Flag, "time_based"),
+    opt("exitall", Kind::Flag, "exitall"),
     OptionSpec {
         name: "io_size",
         aliases: &["io_limit"],
