@@ -272,7 +272,6 @@ static FIO_ONLY: &[(&str, &str)] = &[
     ("stonewall", "jobs run concurrently"),
     ("wait_for_previous", "jobs run concurrently"),
     ("wait_for", "jobs run concurrently"),
-    ("exitall", ""),
     ("nice", ""),
     ("prio", "use `cgroup=` and `cgroup_weight=` for shares"),
     ("prioclass", "use `cgroup=` and `cgroup_weight=` for shares"),
