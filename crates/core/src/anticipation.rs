@@ -122,7 +122,9 @@ pub struct Anticipatory<P, H> {
     est: Memo,
     cfg: CoreConfig,
     contexts: HashMap<ContextId, Context>,
-    in_flight: HashMap<RequestId, (Request, Nanos)>,
+    /// Requests on the device and when each was dispatched. A vector: the device holds
+    /// `depth` of them at most, usually one.
+    in_flight: Vec<(Request, Nanos)>,
     /// The context whose request (one that drives anticipation) completed last: the paper's LP.
     last: Option<ContextId>,
     /// When the device last finished a request, to measure service with depth > 1.
@@ -146,7 +148,7 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
             est: Memo::new(est),
             cfg,
             contexts: HashMap::default(),
-            in_flight: HashMap::default(),
+            in_flight: Vec::new(),
             last: None,
             device_free_at: 0,
             wait: None,
@@ -275,7 +277,7 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
             c.queued_driving -= 1;
             c.in_flight_driving += 1;
         }
-        self.in_flight.insert(req.id, (req, now));
+        self.in_flight.push((req, now));
         Some(req)
     }
 }
@@ -309,10 +311,11 @@ impl<P: Policy, H: Heuristic<P>> Scheduler for Anticipatory<P, H> {
     }
 
     fn complete(&mut self, id: RequestId, now: Nanos) {
-        let Some((req, dispatched)) = self.in_flight.remove(&id) else {
+        let Some(i) = self.in_flight.iter().position(|(r, _)| r.id == id) else {
             debug_assert!(false, "completion of {id}, which is not in flight");
             return;
         };
+        let (req, dispatched) = self.in_flight.swap_remove(i);
         let service = now.saturating_sub(dispatched.max(self.device_free_at));
         self.device_free_at = now;
         self.policy.completed(&req, service, now);

@@ -122,6 +122,30 @@ impl ThinkTimeHistogram {
     pub fn p95(&self, cfg: &StatsConfig) -> Option<Nanos> {
         self.quantile(0.95, cfg)
     }
+
+    /// The median and the 95th percentile together, in one pass over the buckets (the SPTF
+    /// and proportional rules need both at every evaluation).
+    pub fn median_and_p95(&self, cfg: &StatsConfig) -> Option<(Nanos, Nanos)> {
+        if self.samples == 0 || self.total <= 0.0 {
+            return None;
+        }
+        let targets = [0.5 * self.total, 0.95 * self.total];
+        let mut out = [cfg.think_cap(); 2];
+        let mut k = 0;
+        let mut below = 0.0;
+        for (i, &c) in self.raw.iter().enumerate() {
+            while k < 2 && c > 0.0 && below + c >= targets[k] {
+                let within = ((targets[k] - below) / c).clamp(0.0, 1.0);
+                out[k] = ((i as f64 + within) * cfg.bucket as f64).round() as Nanos;
+                k += 1;
+            }
+            if k == 2 {
+                break;
+            }
+            below += c;
+        }
+        Some((out[0], out[1]))
+    }
 }
 
 /// `x = d * x + (1 - d) * sample`, started at the first sample (or at a prior).
@@ -216,6 +240,20 @@ mod tests {
         assert!(h.median(&cfg).unwrap() < 500 * US);
         // But the 95th percentile still sees the old behaviour.
         assert!(h.p95(&cfg).unwrap() >= 10 * MS);
+    }
+
+    #[test]
+    fn median_and_p95_in_one_pass_agree_with_each_quantile() {
+        let cfg = StatsConfig::default();
+        let mut h = ThinkTimeHistogram::new(&cfg);
+        assert_eq!(h.median_and_p95(&cfg), None);
+        for t in [100, 900, 2_300, 14_000, 40_000, 600, 7_000] {
+            h.record(t * US, &cfg);
+            assert_eq!(
+                h.median_and_p95(&cfg),
+                Some((h.median(&cfg).unwrap(), h.p95(&cfg).unwrap()))
+            );
+        }
     }
 
     #[test]

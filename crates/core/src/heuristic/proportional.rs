@@ -41,8 +41,7 @@ impl Proportional {
         if policy.class_pending(ev.last_class) > 0 {
             return 0; // (a)
         }
-        let (Some(median), Some(p95)) = (ev.stats.think.median(ev.cfg), ev.stats.think.p95(ev.cfg))
-        else {
+        let Some((median, p95)) = ev.stats.think.median_and_p95(ev.cfg) else {
             return 0;
         };
         if median >= self.think_threshold {

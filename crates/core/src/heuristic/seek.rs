@@ -32,9 +32,8 @@ pub struct SptfRule {
 
 impl SptfRule {
     pub fn wait(&self, ev: &Evaluation<'_>) -> Nanos {
-        let (Some(median), Some(p95), Some(expected)) = (
-            ev.stats.think.median(ev.cfg),
-            ev.stats.think.p95(ev.cfg),
+        let (Some((median, p95)), Some(expected)) = (
+            ev.stats.think.median_and_p95(ev.cfg),
             ev.stats.positioning.get(),
         ) else {
             return 0;
