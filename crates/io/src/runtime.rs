@@ -94,7 +94,12 @@ pub struct Options {
     /// flight, they are submitted in batches.
     pub ring_entries: u32,
     /// Spin instead of sleeping when the next deadline is closer than this (0: always sleep).
+    /// The loop then sleeps until `spin` before each deadline and spins the rest.
     pub spin: Nanos,
+    /// Run the event loop in the `SCHED_FIFO` real-time class at this priority, if allowed
+    /// (see [`set_realtime`](crate::clock::set_realtime)); [`Stats::realtime`] says whether it
+    /// was.
+    pub realtime_priority: Option<i32>,
 }
 
 impl Default for Options {
@@ -102,6 +107,7 @@ impl Default for Options {
         Self {
             ring_entries: 256,
             spin: 0,
+            realtime_priority: None,
         }
     }
 }
@@ -131,6 +137,8 @@ pub struct Stats {
     pub lateness: Histogram<u64>,
     /// When this snapshot was taken, on the runtime's clock.
     pub now: Nanos,
+    /// Whether the event loop runs in the real-time class (asked for and granted).
+    pub realtime: bool,
 }
 
 impl Stats {
@@ -229,6 +237,7 @@ impl Runtime {
         let device = backend.name().to_string();
         let sched_name = scheduler.name().to_string();
         let ring_entries = opts.ring_entries.max(8);
+        let realtime = opts.realtime_priority;
         let mut lp = Loop {
             ring: None,
             shared: shared.clone(),
@@ -259,10 +268,12 @@ impl Runtime {
                 late_completions: 0,
                 lateness: ns_histogram(),
                 now: 0,
+                realtime: false,
             },
             busy_until: 0,
             busy_by_context: FxHashMap::default(),
             spin: opts.spin,
+            results: Vec::new(),
         };
         // The ring is made on the loop's thread: with SINGLE_ISSUER only the thread that
         // created it may submit to it.
@@ -270,9 +281,11 @@ impl Runtime {
         let thread = std::thread::Builder::new()
             .name(format!("antsched-io {}", lp.stats.device))
             .spawn(move || {
+                if let Some(p) = realtime {
+                    lp.stats.realtime = crate::clock::set_realtime(p).is_ok();
+                }
                 let ring = IoUring::builder()
                     .setup_single_issuer()
-                    .setup_coop_taskrun()
                     .build(ring_entries)
                     .or_else(|_| IoUring::new(ring_entries));
                 match ring {
@@ -473,6 +486,8 @@ struct Entry {
     /// Emulated: when the model says it finishes.
     due: Option<Nanos>,
     fail: bool,
+    /// Its result is on its way (in `Loop::results`).
+    answered: bool,
 }
 
 impl Drop for Entry {
@@ -480,6 +495,9 @@ impl Drop for Entry {
     /// gets an error instead of waiting forever. A buffer the kernel may still be using is
     /// leaked rather than freed under it.
     fn drop(&mut self) {
+        if self.answered {
+            return;
+        }
         if self.started.is_some() && self.res.is_none() {
             if let Some(b) = self.buf.take() {
                 std::mem::forget(b);
@@ -491,7 +509,11 @@ impl Drop for Entry {
 
 impl Drop for Loop {
     fn drop(&mut self) {
-        // Normally empty by now. After a panic: refuse new requests and fail the queued ones.
+        // Normally empty by now. After a panic: deliver the results already known, refuse new
+        // requests and fail the queued ones.
+        for (_, slot, r) in self.results.drain(..) {
+            slot.fulfil(r);
+        }
         self.shared.closed.store(true, Ordering::SeqCst);
         let msgs =
             std::mem::take(&mut *self.shared.queue.lock().unwrap_or_else(|e| e.into_inner()));
@@ -529,6 +551,8 @@ struct Loop {
     busy_until: Nanos,
     busy_by_context: FxHashMap<ContextId, Nanos>,
     spin: Nanos,
+    /// Results of requests completed in this turn, delivered once the scheduler has decided.
+    results: Vec<(u64, Arc<Slot>, Result<Done, IoError>)>,
 }
 
 // SAFETY: `wake_buf` points to a leaked allocation only the loop (and the kernel) touch; the
@@ -599,6 +623,7 @@ impl Loop {
             self.drain_queue(now);
             self.finish_due(now);
             self.drive();
+            self.flush_results();
             if self.closing && self.entries.is_empty() {
                 break;
             }
@@ -608,6 +633,7 @@ impl Loop {
                 (a, b) => a.or(b.map(|Reverse((t, _))| *t)),
             };
             let now = self.now();
+            let mut wake_early = false;
             if let Some(d) = next {
                 if d <= now {
                     waiting_for = Some(d);
@@ -619,10 +645,12 @@ impl Loop {
                     self.spin_until(d);
                     continue;
                 }
-                self.arm_timer(d);
+                // Sleep until `spin` before the deadline; the next turn spins the rest.
+                self.arm_timer(d - self.spin);
+                wake_early = self.spin > 0;
             }
-            waiting_for = next;
             self.sleep();
+            waiting_for = if wake_early { None } else { next };
         }
         self.submit_now();
         self.snapshot()
@@ -751,6 +779,7 @@ impl Loop {
                             res: None,
                             due: None,
                             fail: false,
+                            answered: false,
                         },
                     );
                     self.sched.enqueue(req, now);
@@ -890,6 +919,7 @@ impl Loop {
             return;
         };
         let buf = e.buf.take().expect("a request in flight has its buffer");
+        e.answered = true;
         self.sched.complete(e.req.id, now);
         if !matches!(self.device, Device::Emulated { .. }) {
             self.account_busy(e.req.context, e.started.unwrap_or(now), now);
@@ -931,7 +961,18 @@ impl Loop {
             }
             Err(_) => self.stats.failed += 1,
         }
-        let first = e.slot.fulfil(result);
-        debug_assert!(first, "request {id} completed twice");
+        // Delivered after the scheduler has dispatched what comes next (see `flush_results`).
+        self.results.push((id, e.slot.clone(), result));
+    }
+
+    /// Hands the completed requests' results to their callers. Called after `drive`, so the
+    /// scheduler has already decided what the device does next when the issuers wake: the
+    /// same order as in the simulator, and the device is not kept idle while a woken issuer
+    /// competes with the loop for a core.
+    fn flush_results(&mut self) {
+        for (id, slot, result) in self.results.drain(..) {
+            let first = slot.fulfil(result);
+            debug_assert!(first, "request {id} completed twice");
+        }
     }
 }
