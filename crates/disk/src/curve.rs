@@ -140,8 +140,10 @@ pub fn fit(samples: &[(u64, f64)], source: Option<String>) -> Result<FittedCurve
 /// within `tolerance` (0.2: 20%) of, rather than their median: the curve is judged by how
 /// often it is within 20% of the truth, and when the rotational wait spreads one distance's
 /// times over a revolution the median is not the value that is most often close (for times
-/// spread evenly over `[a, b]` it is `0.8 b` when the spread is wide). Only the calibration's
-/// own samples are used.
+/// spread evenly over `[a, b]` it is `0.8 b` when the spread is wide). The window is never
+/// narrower than [`FIT_FLOOR_US`] either way, so that the microseconds of jitter a real-time
+/// measurement adds to the very short times of cache hits do not scatter them (a window of
+/// 20% of 30 us is narrower than the jitter). Only the calibration's own samples are used.
 pub fn fit_within(
     samples: &[(u64, f64)],
     tolerance: f64,
@@ -159,21 +161,39 @@ pub fn fit_within(
     for &(d, t) in samples {
         by_bin.entry(bin(d)).or_default().push(t);
     }
+    // Samples t that an estimate e counts as close: |e - t| <= max(tolerance * t, floor).
+    let lo_of = |e: f64| (e / (1.0 + tolerance)).min(e - FIT_FLOOR_US);
+    let hi_of = |e: f64| {
+        if tolerance < 1.0 {
+            (e / (1.0 - tolerance)).max(e + FIT_FLOOR_US)
+        } else {
+            f64::INFINITY
+        }
+    };
     let mut points = median.points;
     for p in &mut points {
         let Some(ts) = by_bin.get_mut(&bin(p.distance)) else {
             continue;
         };
         ts.sort_by(f64::total_cmp);
-        // An estimate e is within tolerance of t when t lies in [e/(1+tol), e/(1-tol)]; the
-        // best e puts an edge of that window on a sample.
+        // The best window has a sample on one of its edges: try each sample as either edge
+        // (and as the estimate itself).
         let mut best = (0usize, p.time_us);
+        let count = |e: f64, ts: &[f64]| {
+            let lo = ts.partition_point(|&x| x < lo_of(e) - 1e-9);
+            let hi = ts.partition_point(|&x| x <= hi_of(e) + 1e-9);
+            hi - lo
+        };
         for &t in ts.iter() {
-            for e in [t * (1.0 - tolerance), t * (1.0 + tolerance)] {
-                let lo = ts.partition_point(|&x| x < e / (1.0 + tolerance) - 1e-9);
-                let hi = ts.partition_point(|&x| x <= e / (1.0 - tolerance) + 1e-9);
-                if hi - lo > best.0 {
-                    best = (hi - lo, e);
+            let candidates = [
+                t,
+                (t * (1.0 - tolerance)).min(t - FIT_FLOOR_US).max(0.0),
+                (t * (1.0 + tolerance)).max(t + FIT_FLOOR_US),
+            ];
+            for e in candidates {
+                let n = count(e, ts);
+                if n > best.0 {
+                    best = (n, e);
                 }
             }
         }
@@ -190,6 +210,9 @@ pub fn fit_within(
         accuracy_within_20pct: None,
     })
 }
+
+/// The narrowest window [`fit_within`] counts samples in, either side of an estimate, in µs.
+pub const FIT_FLOOR_US: f64 = 50.0;
 
 /// Small deterministic generator (the crate has no randomness dependency; results must be
 /// reproducible from a seed).

@@ -139,7 +139,10 @@ impl std::fmt::Debug for Ticket {
     }
 }
 
-/// Runs a future to completion on the current thread. Between polls it spins for up to 50 us
+/// How long [`block_on`] spins between polls before it parks.
+const BLOCK_ON_SPIN_NS: u64 = 200_000;
+
+/// Runs a future to completion on the current thread. Between polls it spins for up to 200 us
 /// waiting to be woken, then parks: completions that follow each other closely cost the event
 /// loop no futex wake. Enough for examples, benchmarks and tests; a real server uses its own
 /// executor (the tickets are ordinary futures).
@@ -173,7 +176,7 @@ pub fn block_on<F: Future>(fut: F) -> F::Output {
         }
         let t0 = crate::clock::monotonic_ns();
         while !flag.woken.load(Ordering::Acquire) {
-            if crate::clock::monotonic_ns() - t0 > 50_000 {
+            if crate::clock::monotonic_ns() - t0 > BLOCK_ON_SPIN_NS {
                 std::thread::park();
                 break;
             }

@@ -16,6 +16,12 @@ fn the_calibrated_curve_scores_close_to_the_best_any_distance_curve_can() {
         "deskstar-34gxp: {} decisions, calibrated curve within 20% on {acc:.3}, best possible {ceiling:.3}",
         samples.len()
     );
+    for d in [
+        0u64, 1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 2_000_000, 10_000_000, 30_000_000,
+    ] {
+        eprint!("{d}:{:.0} ", curve.time_at(d) as f64 / 1e3);
+    }
+    eprintln!();
     assert!(acc <= ceiling + 1e-9, "nothing beats the ceiling");
     // The rotational wait spreads the exact time at one distance over a revolution; the
     // curve cannot follow it, and we hold it to within 15 points of what any curve could do.
