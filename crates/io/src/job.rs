@@ -245,8 +245,6 @@ fn holds_content(f: &mut File, size: u64, seed: u64) -> bool {
 }
 
 fn write_content(f: &mut File, size: u64, seed: u64) -> std::io::Result<()> {
-    f.set_len(0)?;
-    f.seek(SeekFrom::Start(0))?;
     let mut buf = vec![0u8; 1 << 20];
     let mut at = 0;
     while at < size {
@@ -293,16 +291,31 @@ pub fn prepare(
             path: path.display().to_string(),
             message: e.to_string(),
         };
-        let mut file = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(err)?;
-        let len = file.metadata().map_err(err)?.len();
-        if len != f.size || !holds_content(&mut file, f.size, seed) {
-            write_content(&mut file, f.size, seed).map_err(err)?;
+        let (mut file, len) = match File::open(&path) {
+            Ok(f) => {
+                let len = f.metadata().map_err(err)?.len();
+                (Some(f), len)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, 0),
+            Err(e) => return Err(err(e)),
+        };
+        let whole = match file.as_mut() {
+            Some(file) => len == f.size && holds_content(file, f.size, seed),
+            None => false,
+        };
+        if !whole {
+            // Written under a temporary name and renamed: an interrupted run leaves no file
+            // that looks whole but is not.
+            drop(file);
+            let tmp = path.with_extension("antsched-tmp");
+            let result = File::create(&tmp).and_then(|mut t| {
+                write_content(&mut t, f.size, seed)?;
+                std::fs::rename(&tmp, &path)
+            });
+            if let Err(e) = result {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(err(e));
+            }
             created.push(path.clone());
         }
         let mut runs = Vec::new();

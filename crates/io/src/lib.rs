@@ -49,6 +49,19 @@
 //! `antsched run`'s JSON). See [`runtime`] for the details, including the optional spin for
 //! the last microseconds before a deadline.
 //!
+//! ## Choosing the options
+//!
+//! [`Options::default`] sleeps whenever there is nothing to do: a request then costs two thread
+//! wake-ups on top of the device (the loop's, and the caller's), about 25 us on the virtual
+//! machine this was measured on. For devices that answer in tens of microseconds, set
+//! [`Options::poll`] (the loop polls for the caller's next request) and
+//! [`Options::wait_spin`] (the caller spins for its result): at queue depth 1 that matched
+//! fio's io_uring engine on an SSD-like virtual disk, at the cost of busy cores. For an
+//! emulated disk, set [`Options::spin`] (200 us: `antsched run`'s default) so deadlines are
+//! met to the microsecond rather than the tens of microseconds a sleep overshoots, and
+//! [`Options::realtime_priority`] where other work competes for the cores. `crates/io/README.md`
+//! has the figures and the commands that measure them.
+//!
 //! ## Requirements
 //!
 //! Linux with io_uring (5.6 or later for timeouts and reads; the ring is set up with

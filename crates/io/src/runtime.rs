@@ -43,7 +43,7 @@
 //! Each request carries its own result slot: an error from the device (a negative CQE result,
 //! a short transfer, or an injected failure) is delivered to that request's caller only, and
 //! the scheduler is told the request completed as for any other. Every request the loop
-//! accepted gets exactly one result ([`Slot::fulfil`] refuses a second, and the loop asserts
+//! accepted gets exactly one result (the slot refuses a second, and the loop asserts
 //! it never tries). [`Runtime::shutdown`] (and dropping the runtime) stops accepting new
 //! requests, lets everything accepted drain through the scheduler and the device, and joins
 //! the thread.

@@ -1,7 +1,7 @@
 //! A request's result on its way back to whoever submitted it: waited for by blocking
 //! ([`Ticket::wait`]) or awaited as a future.
 //!
-//! The event loop fills each slot exactly once ([`Slot::fulfil`] returns whether it did, and
+//! The event loop fills each slot exactly once (filling returns whether it did, and
 //! the loop's tests assert it never fills one twice). The submitter may wait, poll, or drop
 //! the ticket; dropping it does not cancel the I/O (the loop owns the buffer until the kernel
 //! is done with it), the result is simply discarded.
