@@ -6,11 +6,13 @@
 //! buffering", about 75% accurate). The scheduler's calibrated estimator
 //! (`antsched_core::PositioningCurve`) reads such a curve as JSON.
 //!
-//! * [`sample_model`] measures a device model the way the calibration measured a real disk:
-//!   pairs of reads at log-spaced distances, the second issued right after the first completes.
-//! * [`fit`] turns (distance, time) samples into a curve: medians in log-spaced distance bins
-//!   (robust to the rotational scatter of single samples), made non-decreasing, joined
-//!   piecewise-linearly.
+//! * [`CalibrationPlan`] is the measurement: reads at log-spaced LBN distances, in random
+//!   order, each a random pause after the previous one (so the platter's phase is random and
+//!   the curve carries the average rotational wait). [`sample_model`] runs it on a model in
+//!   virtual time; `antsched-io` runs the same plan on a device in real time.
+//! * [`fit`] turns (distance, time) samples into a curve: medians in log-spaced distance bins,
+//!   made non-decreasing, joined piecewise-linearly. [`fit_within`] instead takes, in each bin,
+//!   the time most samples are within 20% of: the criterion the curve is judged by.
 //! * [`accuracy_within_20pct`] scores a curve against a model's exact positioning time.
 
 use crate::{DeviceModel, DiskRequest, Nanos};
@@ -428,6 +430,43 @@ mod tests {
         assert!(c.points.windows(2).all(|w| w[0].time_us <= w[1].time_us));
         let json = c.to_json();
         assert!(json.contains("\"points\"") && json.contains("\"time_us\""));
+    }
+
+    #[test]
+    fn a_plan_measures_each_distance_from_the_end_of_the_previous_read() {
+        let cap = 70_000_000;
+        let p = CalibrationPlan::new(cap, 8, 10, 3, MAX_CALIBRATION_PAUSE, 5);
+        assert_eq!(
+            p,
+            CalibrationPlan::new(cap, 8, 10, 3, MAX_CALIBRATION_PAUSE, 5)
+        );
+        let mut end = p.first + 8;
+        for &(lbn, d, pause) in &p.reads {
+            assert_eq!(lbn.abs_diff(end), d);
+            assert!(lbn + 8 <= cap && pause < MAX_CALIBRATION_PAUSE);
+            end = lbn + 8;
+        }
+        // Every distance from 0 to tens of millions of sectors, about three times each.
+        assert!(p.reads.iter().any(|r| r.1 == 0) && p.reads.iter().any(|r| r.1 > 10_000_000));
+        assert!(p.reads.len() > 3 * 70);
+        assert!(CalibrationPlan::new(cap, 8, 10, 3, 0, 5)
+            .reads
+            .iter()
+            .all(|r| r.2 == 0));
+    }
+
+    #[test]
+    fn fit_within_picks_the_value_most_samples_are_close_to() {
+        // Times spread evenly over [2, 10] ms at one distance: the median (6 ms) is within
+        // 20% of the samples in [5, 7.5] ms, 31% of them; 8 ms is within 20% of [6.67, 10],
+        // 42% of them.
+        let s: Vec<(u64, f64)> = (0..=800)
+            .map(|i| (1000, 2000.0 + 10.0 * i as f64))
+            .collect();
+        let median = fit(&s, None).unwrap().time_us_at(1000);
+        let best = fit_within(&s, 0.2, None).unwrap().time_us_at(1000);
+        assert!((median - 6000.0).abs() < 20.0, "{median}");
+        assert!((best - 8000.0).abs() < 100.0, "{best}");
     }
 
     #[test]

@@ -933,7 +933,6 @@ pub fn run(
     let stats = rt.shutdown();
     drop(pinned);
     Ok(report(
-        jobs,
         w,
         &disk,
         opts.seed,
@@ -947,7 +946,6 @@ pub fn run(
 
 #[allow(clippy::too_many_arguments)]
 fn report(
-    _jobs: &JobFile,
     w: &Workload,
     disk: &str,
     seed: u64,
