@@ -26,10 +26,21 @@
 //! more completion in the same wait, with no extra file descriptor, no extra `read` to drain
 //! it, and no conversion between clocks (the scheduler's `now` is the same clock). A timerfd
 //! would need a poll or read request in the ring anyway. The timeout is an hrtimer and is not
-//! subject to the thread's timer slack; the loop also sets its slack to 1 ns. When the next
-//! deadline is closer than [`Options::spin`], the loop spins on the completion ring and the
-//! submission queue instead of sleeping, trading a little CPU for punctuality. Every time the
-//! loop reaches a deadline it records how late it woke: `timer_overshoot` in [`Stats`].
+//! subject to the thread's timer slack; the loop also sets its slack to 1 ns. Even so a sleeping
+//! thread wakes tens of microseconds late on a virtual machine, so with [`Options::spin`] the
+//! loop arms its timeout that much before the deadline and spins the rest on the completion
+//! ring and the submission queue (which also end the spin early), trading a little CPU for
+//! punctuality. Every time the loop reaches a deadline it records how late it got there:
+//! `timer_overshoot` in [`Stats`].
+//!
+//! ## Order within a turn
+//!
+//! Each turn handles completions, then new submissions, then emulated finishes that are due,
+//! then asks the scheduler what to dispatch, and only then hands the completed requests'
+//! results to their callers. So the scheduler decides before the issuer whose request just
+//! completed can answer, as in the simulator (this is the deceptive idleness the paper is
+//! about), and the device is not left idle while a woken caller competes with the loop for a
+//! core.
 //!
 //! ## Waking the loop
 //!
