@@ -27,6 +27,28 @@
 //! - [`content`]: the deterministic bytes of the files `antsched run` creates, so that every
 //!   byte read back is checked.
 //!
+//! ## In a few lines
+//!
+//! ```no_run
+//! use antsched_io::{block_on, Backend, Ctx, Options, Runtime};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let backend = Backend::file("/dev/sdb".as_ref(), true)?; // O_DIRECT
+//! // `antsched calibrate /dev/sdb --out curve.json` measured the disk once.
+//! let sched = antsched_core::build("as-aged-sptf:estimator=curve.json", &backend.build_env(1))?;
+//! let rt = Runtime::start(backend, sched, Options::default())?;
+//! let client = Ctx::new(7, 1); // context: the connection; class: its tenant
+//! let data = rt.read(client, 1 << 20, 65536)?; // blocking
+//! rt.write(client, 0, &data)?;
+//! let more = block_on(rt.read_async(client, 2 << 20, 65536))?; // a future
+//! assert_eq!(more.buf.len(), 65536);
+//! rt.context_exited(client.context); // the connection closed
+//! let stats = rt.shutdown(); // drains what is in flight
+//! println!("{} requests, {} failed", stats.completed, stats.failed);
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! ## A request's life
 //!
 //! `rt.read(ctx, offset, len)` allocates an aligned buffer, pushes the request on the loop's
