@@ -794,8 +794,11 @@ impl Loop {
             .flags(types::TimeoutFlags::ABS)
             .build()
             .user_data(tag(TIMER, self.timer_seq));
-        self.timespecs.push(ts);
+        // Pushed first, kept after: if the ring is full, `push_sqe` submits (and forgets the
+        // timespecs already submitted) before this entry goes in; this one must outlive the
+        // submit that carries it, so it joins the list only once its entry is in the ring.
         self.push_sqe(e);
+        self.timespecs.push(ts);
         self.armed = Some((deadline, self.timer_seq));
     }
 
