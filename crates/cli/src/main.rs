@@ -1,12 +1,14 @@
 //! The `antsched` command. Argument parsing, tables, JSON and plots; the logic lives in the
 //! library crates.
 
+mod calibrate;
 mod disk;
 mod disks;
 mod output;
 mod paper;
 mod plots;
 mod progress;
+mod run;
 mod schedulers;
 mod sim;
 
@@ -35,6 +37,10 @@ enum Command {
     Disk(disk::Args),
     /// Simulate a fio job file under one or more schedulers.
     Sim(sim::Args),
+    /// Run a fio job file in real time on an emulated disk (io_uring runtime).
+    Run(run::Args),
+    /// Measure positioning time against LBN distance and fit the calibrated estimator's curve.
+    Calibrate(calibrate::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -45,5 +51,7 @@ fn main() -> anyhow::Result<()> {
         Command::Disks(a) => disks::run(a),
         Command::Disk(a) => disk::run(a),
         Command::Sim(a) => sim::run(a),
+        Command::Run(a) => run::run(a),
+        Command::Calibrate(a) => calibrate::run(a),
     }
 }

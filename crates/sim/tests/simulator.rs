@@ -188,17 +188,28 @@ fn with_read_ahead_the_baseline_is_near_full_bandwidth_and_anticipation_no_worse
 
 #[test]
 fn the_symmetric_gain_falls_to_nothing_near_8ms() {
-    // Four times at t = 0, declining, and within 10% of the baseline from 9 to 12 ms (the
-    // paper: "at about 8ms ... tips the other way"; on this model a switch between the files
-    // costs about 11 ms, so it tips between 8 and 9 ms). At 13 and 14 ms the drive's own
-    // read-ahead starts serving the baseline from its cache and anticipation, pricing switches
-    // with the calibrated curve, is behind by up to a fifth (explained in the report): it must
-    // not lose more than a quarter.
+    // Four times at t = 0, declining, and within 10% of the baseline from where it ends to
+    // 12 ms. The paper: "at about 8ms ... tips the other way". Where it ends follows the
+    // calibrated cost of a switch between the files (a seek plus the average rotational wait,
+    // with the files 6 GB apart), which puts it between 8 and 10 ms on this model. At 13 and
+    // 14 ms the drive's own read-ahead starts serving the baseline from its cache and
+    // anticipation, pricing switches with the calibrated curve, is behind by up to a fifth
+    // (explained in the report): it must not lose more than a quarter.
     assert!(gain("fig5-symmetric", "", Some(0.0)) >= 3.5);
     assert!(gain("fig5-symmetric", "", Some(4.0)) > 1.3);
-    for t in [9.0, 10.0, 11.0, 12.0] {
-        let g = gain("fig5-symmetric", "", Some(t));
-        assert!((0.9..=1.1).contains(&g), "t = {t}: gain {g}");
+    let ends = (0..=12)
+        .map(f64::from)
+        .find(|&t| gain("fig5-symmetric", "", Some(t)) <= 1.1)
+        .expect("the gain never ends by 12 ms");
+    assert!((8.0..=10.0).contains(&ends), "the gain ends at {ends} ms");
+    let mut last = f64::INFINITY;
+    for t in 0..=12 {
+        let g = gain("fig5-symmetric", "", Some(f64::from(t)));
+        assert!(g <= last * 1.02, "t = {t}: gain {g} rose from {last}");
+        if f64::from(t) >= ends {
+            assert!((0.9..=1.1).contains(&g), "t = {t}: gain {g}");
+        }
+        last = g;
     }
     for t in [13.0, 14.0] {
         let g = gain("fig5-symmetric", "", Some(t));

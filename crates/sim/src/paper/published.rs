@@ -238,6 +238,13 @@ pub fn evaluate(runs: &[PaperRun]) -> Vec<Experiment> {
     );
     e.row("gain at t=12ms", Some(1.0), at(12.0));
     e.row("gain at t=14ms", Some(1.0), at(14.0));
+    // Where the curve meets the baseline: the first think time of the sweep whose gain is
+    // within 10% of none.
+    let end = s
+        .iter()
+        .find(|p| p.2 / p.1 <= 1.1)
+        .map_or(f64::NAN, |p| p.0);
+    e.row("t where the gain ends, ms (\"about 8ms\")", Some(8.0), end);
     out.push(e);
 
     // 4.2.2: asymmetric think times.

@@ -1,0 +1,1078 @@
+//! `antsched run`: a fio job file in real time on an emulated disk.
+//!
+//! The simulator's workload machinery is reused as it is: [`workload::compile`] places the job
+//! file's files on the disk and makes one issuer per job clone with its class and seed,
+//! [`Cursor`] says what each issuer does next and how long it thinks, [`ReadAhead`] and
+//! [`Dirty`] are the page cache's read-ahead and delayed writes. What differs from the
+//! simulator's engine is only who keeps time: here each issuer is a real thread that submits
+//! real requests to a [`Runtime`] and blocks until they complete, and thinks by sleeping
+//! (`clock_nanosleep` to shortly before the end, then spinning: think times of a few hundred
+//! microseconds decide whether anticipation pays, and a plain sleep overshoots by tens).
+//!
+//! The files live in a directory as ordinary files, created with deterministic content
+//! ([`content`]) and reused when they already hold it; the emulated disk's [`Store`] maps each
+//! file's sectors (where the layout put them on the modelled disk) to the file. Every byte
+//! read is checked against the content it should have; writes write that same content, so
+//! the files stay checkable.
+//!
+//! Like the simulator's engine, a completion is handled by the scheduler before the issuer
+//! that waited for it can issue again (the loop completes, then the thread wakes): the
+//! deceptive idleness the paper is about happens here for real.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Condvar, Mutex};
+
+use antsched_core::{ClassId, ContextId, Nanos, Op, RequestId};
+use antsched_disk::DeviceModel;
+use antsched_sim::cache::{Dirty, ReadAhead};
+use antsched_sim::fio::{FileTarget, IoEngine, Job, JobFile};
+use antsched_sim::issuer::{AppIo, Cursor};
+use antsched_sim::layout::FileLayout;
+use antsched_sim::report::{
+    latency_histogram, AnticipationReport, ContextReport, Latency, RunReport,
+};
+use antsched_sim::workload::{self, Workload};
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use crate::backend::{Backend, Extent, Store};
+use crate::buf::IoBuf;
+use crate::clock::tighten_timer_slack;
+use crate::content;
+use crate::error::{IoError, SetupError};
+use crate::runtime::{Ctx, Options, Runtime, Stats};
+use crate::ticket::Ticket;
+
+/// How a real-time run runs.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Seed of every random choice, as in `antsched sim --seed`.
+    pub seed: u64,
+    /// Think by sleeping until this long before the end of the think time, then spin.
+    pub think_spin: Nanos,
+    /// The event loop spins instead of sleeping for deadlines closer than this.
+    pub loop_spin: Nanos,
+    /// Run the event loop and the issuers in the real-time class (`SCHED_FIFO`), if allowed:
+    /// on a machine busy with other work, ordinary threads wake milliseconds late.
+    pub realtime: bool,
+    /// Lock the job's files in memory for the run (see [`RunOptions`]'s use in [`run`]): a
+    /// backing read that goes to the real disk can be slower than the emulated one.
+    pub lock_files: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        Self {
+            seed: 1,
+            think_spin: 300_000,
+            loop_spin: 200_000,
+            realtime: true,
+            lock_files: true,
+        }
+    }
+}
+
+/// Percentiles in microseconds.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+pub struct Percentiles {
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+    pub samples: u64,
+}
+
+impl Percentiles {
+    fn of_ns(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return Self::default();
+        }
+        Self {
+            p50: h.value_at_quantile(0.5) as f64 / 1e3,
+            p99: h.value_at_quantile(0.99) as f64 / 1e3,
+            max: h.max() as f64 / 1e3,
+            samples: h.len(),
+        }
+    }
+}
+
+/// What the check of the data read back found.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Verification {
+    /// Requests whose data was compared with the file's content.
+    pub reads_checked: u64,
+    pub bytes_checked: u64,
+    /// Reads whose checksum differed from the expected content's.
+    pub mismatches: u64,
+    /// Where the first mismatch was, if any (`file@offset`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_mismatch: Option<String>,
+    /// XOR of the checksums of every piece read: the same data read gives the same value.
+    pub checksum: String,
+    /// Requests that failed with an I/O error (none expected).
+    pub io_errors: u64,
+}
+
+/// One real-time run: the simulator's report, plus what only real time has.
+#[derive(Clone, Debug, Serialize)]
+pub struct RealRun {
+    #[serde(flatten)]
+    pub report: RunReport,
+    /// How late the event loop woke for its deadlines (anticipation timeouts, emulated
+    /// completions), in microseconds.
+    pub timer_overshoot_us: Percentiles,
+    /// How late issuers woke from their think times, in microseconds.
+    pub think_overshoot_us: Percentiles,
+    /// How long synchronous issuers took to issue their next request once it was due (the
+    /// previous one completed and the think time passed), in microseconds. The simulator's
+    /// issuers take no time; a long response here lets the other issuers' requests be served
+    /// in between, and the run then departs from the simulation.
+    pub response_us: Percentiles,
+    /// Emulated completions that came late because the real I/O was slower than the model.
+    pub late_completions: u64,
+    pub verify: Verification,
+}
+
+/// The job's files, mapped and locked in memory for the length of a run.
+///
+/// The emulated disk completes a request when the model says, but only once its bytes have
+/// really moved; a backing read that misses the page cache (the kernel reclaims cold file
+/// pages) can take longer than the model's whole service time, and the request then completes
+/// late. Locking the files' pages keeps every backing read a memory copy.
+struct Pinned(Vec<(*mut libc::c_void, usize)>);
+
+impl Pinned {
+    /// Maps and locks each file; `Err` says why not (then nothing stays locked).
+    fn new(files: &[File], sizes: &[u64]) -> Result<Pinned, String> {
+        use std::os::fd::AsRawFd;
+        let mut maps = Pinned(Vec::new());
+        for (f, &size) in files.iter().zip(sizes) {
+            if size == 0 {
+                continue;
+            }
+            let len = size as usize;
+            // SAFETY: a fresh shared read-only mapping of an open file; the kernel picks the
+            // address. We never read through it: it only holds the pages.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ,
+                    libc::MAP_SHARED,
+                    f.as_raw_fd(),
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                return Err(format!("mmap: {}", std::io::Error::last_os_error()));
+            }
+            maps.0.push((p, len));
+            // SAFETY: [p, p + len) is the mapping just made.
+            if unsafe { libc::mlock(p, len) } != 0 {
+                return Err(format!("mlock: {}", std::io::Error::last_os_error()));
+            }
+        }
+        Ok(maps)
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        for &(p, len) in &self.0 {
+            // SAFETY: each (p, len) is a mapping made in `new` and not unmapped since;
+            // unmapping also unlocks it.
+            unsafe { libc::munmap(p, len) };
+        }
+    }
+}
+
+/// Why a run could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    #[error(transparent)]
+    Sim(#[from] antsched_sim::SimError),
+    #[error(transparent)]
+    Fio(#[from] antsched_sim::fio::FioError),
+    #[error("{path}: {message}")]
+    File { path: String, message: String },
+}
+
+/// Caps every job's `runtime` at `cap` (gives one to jobs without): a shortened run of the
+/// same workload, for real time. Apply it to the job file both `antsched sim` and
+/// `antsched run` get, so that they compare the same thing.
+pub fn cap_runtime(jobs: &mut JobFile, cap: Nanos) {
+    for j in &mut jobs.jobs {
+        j.runtime_ns = Some(j.runtime_ns.map_or(cap, |r| r.min(cap)));
+    }
+}
+
+/// The files of a workload, created in a directory, and the emulated disk's view of them.
+pub struct Prepared {
+    pub workload: Workload,
+    pub paths: Vec<PathBuf>,
+    seeds: Vec<u64>,
+    extents: Vec<Extent>,
+    /// Files created (or rewritten) because they were missing or held other content.
+    pub created: Vec<PathBuf>,
+}
+
+fn file_name_in(dir: &Path, name: &str) -> PathBuf {
+    // A job's filename is a name in DIR; path separators would escape it.
+    dir.join(name.replace('/', "_"))
+}
+
+/// Whether `f` (of `size` bytes) holds the content seeded `seed`: its first and last sectors
+/// and 62 in between are checked.
+fn holds_content(f: &mut File, size: u64, seed: u64) -> bool {
+    let sectors = size / 512;
+    let mut got = vec![0u8; 512];
+    let mut want = vec![0u8; 512];
+    for k in 0..64u64 {
+        let s = if sectors <= 1 {
+            0
+        } else {
+            k * (sectors - 1) / 63
+        };
+        if f.seek(SeekFrom::Start(s * 512)).is_err() || f.read_exact(&mut got).is_err() {
+            return false;
+        }
+        content::fill(seed, s * 512, &mut want);
+        if got != want {
+            return false;
+        }
+    }
+    true
+}
+
+fn write_content(f: &mut File, size: u64, seed: u64) -> std::io::Result<()> {
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = 0;
+    while at < size {
+        let n = (size - at).min(buf.len() as u64) as usize;
+        content::fill(seed, at, &mut buf[..n]);
+        f.write_all(&buf[..n])?;
+        at += n as u64;
+    }
+    f.flush()
+}
+
+/// Places the job file's files on `model` (as the simulator does) and makes sure each exists
+/// in `dir` with its content.
+pub fn prepare(
+    jobs: &JobFile,
+    model: &dyn DeviceModel,
+    dir: &Path,
+    seed: u64,
+) -> Result<Prepared, RunError> {
+    for job in &jobs.jobs {
+        if let FileTarget::Device(path) = &job.filename {
+            return Err(jobs
+                .error_at(
+                    job,
+                    "filename",
+                    format!("{path} addresses the whole emulated disk, which antsched run keeps as files in the directory: give the job a file name instead"),
+                )
+                .into());
+        }
+    }
+    let workload = workload::compile(jobs, model.capacity_sectors(), seed)?;
+    std::fs::create_dir_all(dir).map_err(|e| RunError::File {
+        path: dir.display().to_string(),
+        message: format!("cannot create the directory: {e}"),
+    })?;
+    let mut paths = Vec::new();
+    let mut seeds = Vec::new();
+    let mut extents = Vec::new();
+    let mut created = Vec::new();
+    for (i, f) in workload.layout.files.iter().enumerate() {
+        let path = file_name_in(dir, &f.name);
+        let seed = content::seed_of(&f.name);
+        let err = |e: std::io::Error| RunError::File {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        };
+        let (mut file, len) = match File::open(&path) {
+            Ok(f) => {
+                let len = f.metadata().map_err(err)?.len();
+                (Some(f), len)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, 0),
+            Err(e) => return Err(err(e)),
+        };
+        let whole = match file.as_mut() {
+            Some(file) => len == f.size && holds_content(file, f.size, seed),
+            None => false,
+        };
+        if !whole {
+            // Written under a temporary name and renamed: an interrupted run leaves no file
+            // that looks whole but is not.
+            drop(file);
+            let tmp = path.with_extension("antsched-tmp");
+            // Synced before the run: gigabytes of dirty pages being written back would compete
+            // with the run for the cores and the page cache.
+            let result = File::create(&tmp).and_then(|mut t| {
+                write_content(&mut t, f.size, seed)?;
+                t.sync_all()?;
+                std::fs::rename(&tmp, &path)
+            });
+            if let Err(e) = result {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(err(e));
+            }
+            created.push(path.clone());
+        }
+        let mut runs = Vec::new();
+        f.runs(0, f.size, u64::MAX, &mut runs);
+        let mut offset = 0;
+        for (sector, sectors) in runs {
+            extents.push(Extent {
+                sector,
+                sectors: u64::from(sectors),
+                file: i,
+                offset,
+            });
+            offset += u64::from(sectors) * 512;
+        }
+        paths.push(path);
+        seeds.push(seed);
+    }
+    Ok(Prepared {
+        workload,
+        paths,
+        seeds,
+        extents,
+        created,
+    })
+}
+
+fn buffered_write(job: &Job) -> bool {
+    job.rw.writes() && (!job.direct || job.ioengine == IoEngine::Mmap)
+}
+
+/// The file offset of device sector `sector` in `f` (the inverse of `sector_of`).
+fn file_offset_of(f: &FileLayout, sector: u64) -> u64 {
+    let rel = (sector - f.start) * 512;
+    match f.extents {
+        None => rel,
+        Some(e) => rel / (e.extent + e.gap) * e.extent + rel % (e.extent + e.gap),
+    }
+}
+
+struct Shared<'a> {
+    rt: &'a Runtime,
+    jobs: &'a JobFile,
+    prep: &'a Prepared,
+    opts: &'a RunOptions,
+    /// Issuers that are not `time_based` without a runtime and have not finished.
+    live: AtomicU32,
+    /// Set when `live` reaches 0: endless issuers stop.
+    over: AtomicBool,
+    next_context: AtomicU32,
+    writeback: Option<Writeback>,
+}
+
+struct Writeback {
+    ctx: Ctx,
+    state: Mutex<WbState>,
+    cv: Condvar,
+}
+
+struct WbState {
+    dirty: Vec<Dirty>,
+    written: u64,
+    done: bool,
+}
+
+/// What one issuer did.
+struct IssuerResult {
+    bytes: u64,
+    ios: u64,
+    latency: Histogram<u64>,
+    contexts: Vec<ContextId>,
+    verify: Verification,
+    checksum: u64,
+    think_overshoot: Histogram<u64>,
+    /// From when a synchronous issuer's next request was due (its previous one completed,
+    /// plus its think time) to when it issued it.
+    response: Histogram<u64>,
+    last_completion: Nanos,
+}
+
+/// An application I/O in flight: what, when issued, in which file, its pieces' tickets.
+type InFlightIo = (AppIo, Nanos, usize, Vec<(u64, Ticket)>);
+
+struct Issuer<'s, 'a> {
+    sh: &'s Shared<'a>,
+    i: usize,
+    job: &'a Job,
+    ctx: Ctx,
+    cursor: Cursor,
+    ra: ReadAhead,
+    /// Prefetch pieces in flight: (id for the read-ahead's bookkeeping, file, file offset,
+    /// ticket).
+    prefetch: Vec<(RequestId, usize, u64, Ticket)>,
+    next_prefetch: u64,
+    stop: Option<Nanos>,
+    res: IssuerResult,
+    scratch: Vec<u8>,
+    pieces: Vec<(u64, u32)>,
+}
+
+impl<'s, 'a> Issuer<'s, 'a> {
+    fn check(
+        &mut self,
+        file: usize,
+        offset: u64,
+        r: Result<crate::ticket::Done, IoError>,
+    ) -> Nanos {
+        match r {
+            Ok(d) => {
+                let seed = self.sh.prep.seeds[file];
+                self.res.verify.reads_checked += 1;
+                self.res.verify.bytes_checked += d.buf.len() as u64;
+                match content::verify(seed, offset, &d.buf, &mut self.scratch) {
+                    Ok(sum) => self.res.checksum ^= sum,
+                    Err(at) => {
+                        self.res.verify.mismatches += 1;
+                        if self.res.verify.first_mismatch.is_none() {
+                            self.res.verify.first_mismatch =
+                                Some(format!("{}@{at}", self.sh.prep.paths[file].display()));
+                        }
+                    }
+                }
+                d.completed_at
+            }
+            Err(_) => {
+                self.res.verify.io_errors += 1;
+                self.sh.rt.clock().now()
+            }
+        }
+    }
+
+    fn write_done(&mut self, r: Result<crate::ticket::Done, IoError>) -> Nanos {
+        match r {
+            Ok(d) => d.completed_at,
+            Err(_) => {
+                self.res.verify.io_errors += 1;
+                self.sh.rt.clock().now()
+            }
+        }
+    }
+
+    /// Handles prefetch pieces that have arrived.
+    fn reap_prefetch(&mut self, wait_for: &[RequestId]) -> Nanos {
+        let mut latest = 0;
+        let mut k = 0;
+        while k < self.prefetch.len() {
+            let (id, _, _, ref t) = self.prefetch[k];
+            if t.is_done() || wait_for.contains(&id) {
+                let (id, file, off, t) = self.prefetch.swap_remove(k);
+                let r = t.wait();
+                latest = latest.max(self.check(file, off, r));
+                self.ra.arrived(id);
+            } else {
+                k += 1;
+            }
+        }
+        latest
+    }
+
+    /// Submits the pieces in `self.pieces` (of `file`, from file offset `offset`).
+    fn send(&mut self, file: usize, mut offset: u64, op: Op, sync: bool) -> Vec<(u64, Ticket)> {
+        let seed = self.sh.prep.seeds[file];
+        let mut out = Vec::with_capacity(self.pieces.len());
+        for (k, &(sector, sectors)) in self.pieces.iter().enumerate() {
+            let len = sectors as usize * 512;
+            let mut buf = IoBuf::zeroed(len);
+            if op == Op::Write {
+                content::fill(seed, offset, &mut buf);
+            }
+            let t = self.sh.rt.submit(self.ctx, op, sector, buf, sync, k > 0);
+            out.push((offset, t));
+            offset += len as u64;
+        }
+        self.pieces.clear();
+        out
+    }
+
+    /// Performs one application I/O; returns when it completed.
+    fn perform(&mut self, io: AppIo) -> Nanos {
+        let job = self.job;
+        let region = *self.cursor.region(io.region);
+        let file_id = region.file.0;
+        let file = self.sh.prep.workload.layout.file(region.file).clone();
+        let sync = job.ioengine.is_synchronous();
+        let end = io.offset + io.len;
+        let mut done = self.sh.rt.clock().now();
+        match io.op {
+            Op::Read if job.readahead_applies() => {
+                self.reap_prefetch(&[]);
+                let plan = self.ra.plan(
+                    io.region,
+                    io.offset,
+                    io.len,
+                    file.sector_of(io.offset),
+                    file.sector_of(end - 1) + 1,
+                    file.run_end(end - 1),
+                    region.start + region.len,
+                    job.readahead,
+                );
+                let mut tickets = Vec::new();
+                if let Some((s, e)) = plan.missing {
+                    file.runs(s, e - s, job.split, &mut self.pieces);
+                    tickets = self.send(file_id, s, Op::Read, sync);
+                }
+                if let Some((s, e)) = plan.prefetch {
+                    let mut at = s;
+                    while at < e {
+                        let piece_end = (at + job.split).min(e);
+                        file.runs(at, piece_end - at, job.split, &mut self.pieces);
+                        for (off, t) in self.send(file_id, at, Op::Read, false) {
+                            self.next_prefetch += 1;
+                            let id = RequestId(self.next_prefetch);
+                            self.ra.prefetching(at, piece_end, id);
+                            self.prefetch.push((id, file_id, off, t));
+                        }
+                        at = piece_end;
+                    }
+                }
+                for (off, t) in tickets {
+                    let r = t.wait();
+                    done = done.max(self.check(file_id, off, r));
+                }
+                if !plan.wait_for.is_empty() {
+                    done = done.max(self.reap_prefetch(&plan.wait_for));
+                }
+            }
+            Op::Write if buffered_write(job) => {
+                let wb = self
+                    .sh
+                    .writeback
+                    .as_ref()
+                    .expect("buffered writers have write-back");
+                file.runs(io.offset, io.len, u64::MAX, &mut self.pieces);
+                let mut st = wb.state.lock().unwrap_or_else(|e| e.into_inner());
+                for &(s, n) in &self.pieces {
+                    st.dirty[self.i].add(s, u64::from(n));
+                }
+                self.pieces.clear();
+                while st.dirty[self.i].held() > job.dirty_limit && !st.done {
+                    st = wb.cv.wait(st).unwrap_or_else(|e| e.into_inner());
+                }
+                done = self.sh.rt.clock().now();
+            }
+            op => {
+                file.runs(io.offset, io.len, job.split, &mut self.pieces);
+                for (off, t) in self.send(file_id, io.offset, op, sync) {
+                    let r = t.wait();
+                    let at = if op == Op::Read {
+                        self.check(file_id, off, r)
+                    } else {
+                        self.write_done(r)
+                    };
+                    done = done.max(at);
+                }
+            }
+        }
+        done
+    }
+
+    fn record(&mut self, issued: Nanos, completed: Nanos, bytes: u64) {
+        if self.stop.is_none_or(|s| completed <= s) {
+            self.res.bytes += bytes;
+            self.res.ios += 1;
+            self.res.last_completion = self.res.last_completion.max(completed);
+            let us = (completed.saturating_sub(issued) / 1_000).max(1);
+            let _ = self.res.latency.record(us.min(self.res.latency.high()));
+        }
+    }
+
+    /// Thinks after a completion at `from`; returns when the next request is due.
+    fn think(&mut self, from: Nanos) -> Nanos {
+        let pause = self.cursor.think_after_completion(self.job) + self.job.issue_delay_ns;
+        if pause == 0 {
+            return from;
+        }
+        let clock = self.sh.rt.clock();
+        let deadline = from + pause;
+        clock.sleep_until(deadline, self.sh.opts.think_spin);
+        let late = clock.now().saturating_sub(deadline);
+        let _ = self.res.think_overshoot.record(late.max(1));
+        deadline
+    }
+
+    fn new_context(&mut self) {
+        self.sh.rt.context_exited(self.ctx.context);
+        let c = ContextId(self.sh.next_context.fetch_add(1, Ordering::SeqCst));
+        self.ctx.context = c;
+        self.res.contexts.push(c);
+        self.ra = ReadAhead::default();
+    }
+
+    fn run(mut self, endless: bool) -> IssuerResult {
+        tighten_timer_slack();
+        if self.sh.opts.realtime {
+            // Refusal (no privilege) only costs punctuality; the run reports the overshoot.
+            let _ = crate::clock::set_realtime(1);
+        }
+        let clock = self.sh.rt.clock();
+        let depth = if self.job.ioengine.is_synchronous() {
+            1
+        } else {
+            self.job.iodepth.max(1) as usize
+        };
+        if depth == 1 {
+            let mut due = None;
+            loop {
+                if self.over(endless) {
+                    break;
+                }
+                let Some(io) = self.cursor.next(self.job) else {
+                    break;
+                };
+                let issued = clock.now();
+                if let Some(due) = due {
+                    // The simulator's issuer answers at once; this one needs a wake-up.
+                    let _ = self.res.response.record(issued.saturating_sub(due).max(1));
+                }
+                let done = self.perform(io);
+                self.record(issued, done, io.len);
+                if self.job.context_per_file && self.cursor.file_passed() {
+                    self.new_context();
+                }
+                due = Some(self.think(done));
+            }
+        } else {
+            self.run_async(depth, endless);
+        }
+        // Prefetches still in flight are waited for (and checked), not abandoned.
+        self.reap_prefetch(&self.prefetch.iter().map(|p| p.0).collect::<Vec<_>>());
+        self.sh.rt.context_exited(self.ctx.context);
+        self.res
+    }
+
+    fn over(&self, endless: bool) -> bool {
+        let now = self.sh.rt.clock().now();
+        self.stop.is_some_and(|s| now >= s) || (endless && self.sh.over.load(Ordering::SeqCst))
+    }
+
+    /// An asynchronous engine (libaio, io_uring) keeping `depth` I/Os in flight, each one
+    /// request (or its pieces) submitted without waiting.
+    fn run_async(&mut self, depth: usize, endless: bool) {
+        let clock = self.sh.rt.clock();
+        let mut q: VecDeque<InFlightIo> = VecDeque::new();
+        let mut exhausted = false;
+        loop {
+            while !exhausted && q.len() < depth && !self.over(endless) {
+                match self.cursor.next(self.job) {
+                    Some(io) => {
+                        let region = *self.cursor.region(io.region);
+                        let file = self.sh.prep.workload.layout.file(region.file).clone();
+                        file.runs(io.offset, io.len, self.job.split, &mut self.pieces);
+                        let t = self.send(region.file.0, io.offset, io.op, false);
+                        q.push_back((io, clock.now(), region.file.0, t));
+                    }
+                    None => exhausted = true,
+                }
+            }
+            let Some((io, issued, file, tickets)) = q.pop_front() else {
+                break;
+            };
+            let mut done = 0;
+            for (off, t) in tickets {
+                let r = t.wait();
+                done = done.max(if io.op == Op::Read {
+                    self.check(file, off, r)
+                } else {
+                    self.write_done(r)
+                });
+            }
+            self.record(issued, done, io.len);
+            self.think(done);
+        }
+    }
+}
+
+/// The write-back daemon: every `interval`, writes all dirty data out as asynchronous writes
+/// in disk order, and wakes writers that were over their dirty limit.
+fn writeback_daemon(sh: &Shared<'_>, interval: Nanos) {
+    tighten_timer_slack();
+    let Some(wb) = sh.writeback.as_ref() else {
+        return;
+    };
+    let clock = sh.rt.clock();
+    let layout = &sh.prep.workload.layout;
+    let mut next = clock.now() + interval;
+    loop {
+        clock.sleep_until(next, 0);
+        next += interval;
+        let (batches, done) = {
+            let mut st = wb.state.lock().unwrap_or_else(|e| e.into_inner());
+            let b: Vec<(usize, Vec<(u64, u64)>)> = st
+                .dirty
+                .iter_mut()
+                .enumerate()
+                .filter(|(_, d)| d.bytes > 0)
+                .map(|(i, d)| (i, d.take()))
+                .collect();
+            (b, st.done)
+        };
+        let mut tickets = Vec::new();
+        for (i, runs) in batches {
+            let split = sh.jobs.jobs[sh.prep.workload.issuers[i].job].split;
+            for (sector, sectors) in runs {
+                let mut at = 0;
+                while at < sectors {
+                    let n = (sectors - at).min(split / 512).max(1);
+                    let s = sector + at;
+                    let mut buf = IoBuf::zeroed(n as usize * 512);
+                    if let Some((fi, f)) = layout
+                        .files
+                        .iter()
+                        .enumerate()
+                        .find(|(_, f)| f.start <= s && s < f.start + f.span_sectors())
+                    {
+                        content::fill(sh.prep.seeds[fi], file_offset_of(f, s), &mut buf);
+                    }
+                    tickets.push((
+                        i,
+                        n * 512,
+                        sh.rt.submit(wb.ctx, Op::Write, s, buf, false, false),
+                    ));
+                    at += n;
+                }
+            }
+        }
+        for (i, bytes, t) in tickets {
+            let _ = t.wait();
+            let mut st = wb.state.lock().unwrap_or_else(|e| e.into_inner());
+            st.dirty[i].in_flight -= bytes;
+            st.written += bytes;
+            wb.cv.notify_all();
+        }
+        if done {
+            let st = wb.state.lock().unwrap_or_else(|e| e.into_inner());
+            if st.dirty.iter().all(|d| d.bytes == 0) {
+                break;
+            }
+        }
+    }
+}
+
+/// Runs the prepared workload under the scheduler `spec` on the emulated disk `model`, in
+/// real time.
+pub fn run(
+    jobs: &JobFile,
+    prep: &Prepared,
+    model: Box<dyn DeviceModel>,
+    spec: &str,
+    opts: &RunOptions,
+) -> Result<RealRun, RunError> {
+    let files = prep
+        .paths
+        .iter()
+        .map(|p| {
+            File::options()
+                .read(true)
+                .write(true)
+                .open(p)
+                .map_err(|e| RunError::File {
+                    path: p.display().to_string(),
+                    message: e.to_string(),
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let sizes: Vec<u64> = prep.workload.layout.files.iter().map(|f| f.size).collect();
+    let pinned = if opts.lock_files {
+        match Pinned::new(&files, &sizes) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                eprintln!("warning: cannot lock the job's files in memory ({e}); backing reads that miss the page cache will make completions late");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let store = Store::extents(files, prep.extents.clone())?;
+    let backend = Backend::emulated(model, store);
+    let env = backend.build_env(opts.seed);
+    let sched = antsched_core::build(spec, &env).map_err(SetupError::from)?;
+    let disk = backend.name().to_string();
+    let rt = Runtime::start(
+        backend,
+        sched,
+        Options {
+            spin: opts.loop_spin,
+            // Above the issuers: a completion must be handled before its issuer runs again.
+            realtime_priority: opts.realtime.then_some(2),
+            ..Options::default()
+        },
+    )?;
+    let w = &prep.workload;
+    for c in &w.classes {
+        rt.set_class_weight(c.id, c.weight);
+    }
+    let n = w.issuers.len() as u32;
+    let writers = w
+        .issuers
+        .iter()
+        .filter(|i| buffered_write(&jobs.jobs[i.job]))
+        .count();
+    let writeback = (writers > 0).then(|| Writeback {
+        ctx: Ctx {
+            context: ContextId(n),
+            class: ClassId(w.classes.len() as u32),
+        },
+        state: Mutex::new(WbState {
+            dirty: (0..w.issuers.len()).map(|_| Dirty::default()).collect(),
+            written: 0,
+            done: false,
+        }),
+        cv: Condvar::new(),
+    });
+    let flush_interval = w
+        .issuers
+        .iter()
+        .map(|i| &jobs.jobs[i.job])
+        .filter(|j| buffered_write(j))
+        .map(|j| j.writeback_interval_ns)
+        .min()
+        .unwrap_or(0)
+        .max(1);
+    let endless: Vec<bool> = w
+        .issuers
+        .iter()
+        .map(|i| {
+            let j = &jobs.jobs[i.job];
+            j.time_based && j.runtime_ns.is_none()
+        })
+        .collect();
+    let live = endless.iter().filter(|e| !**e).count() as u32;
+    if live == 0 && !endless.is_empty() {
+        let job = &jobs.jobs[w.issuers[0].job];
+        return Err(jobs
+            .error_at(job, "time_based", "every job is time_based without a runtime, so the run would never end: add runtime= (or --runtime)")
+            .into());
+    }
+    let start = rt.clock().now();
+    let deadlines: Vec<Option<Nanos>> = w
+        .issuers
+        .iter()
+        .map(|i| jobs.jobs[i.job].runtime_ns.map(|r| start + r))
+        .collect();
+    let stop = deadlines
+        .iter()
+        .copied()
+        .collect::<Option<Vec<_>>>()
+        .and_then(|d| d.into_iter().max());
+    let sh = Shared {
+        rt: &rt,
+        jobs,
+        prep,
+        opts,
+        live: AtomicU32::new(live),
+        over: AtomicBool::new(false),
+        next_context: AtomicU32::new(n + 1),
+        writeback,
+    };
+    let results: Vec<IssuerResult> = std::thread::scope(|s| {
+        let wb = sh
+            .writeback
+            .is_some()
+            .then(|| s.spawn(|| writeback_daemon(&sh, flush_interval)));
+        let handles: Vec<_> = w
+            .issuers
+            .iter()
+            .enumerate()
+            .map(|(i, iss)| {
+                let job = &jobs.jobs[iss.job];
+                let ctx = Ctx {
+                    context: ContextId(i as u32),
+                    class: iss.class,
+                };
+                let issuer = Issuer {
+                    sh: &sh,
+                    i,
+                    job,
+                    ctx,
+                    cursor: Cursor::new(job, iss),
+                    ra: ReadAhead::default(),
+                    prefetch: Vec::new(),
+                    next_prefetch: 0,
+                    stop: deadlines[i],
+                    res: IssuerResult {
+                        bytes: 0,
+                        ios: 0,
+                        latency: latency_histogram(),
+                        contexts: vec![ctx.context],
+                        verify: Verification::default(),
+                        checksum: 0,
+                        think_overshoot: Histogram::new_with_bounds(1, 60_000_000_000, 3)
+                            .expect("valid bounds"),
+                        response: Histogram::new_with_bounds(1, 60_000_000_000, 3)
+                            .expect("valid bounds"),
+                        last_completion: 0,
+                    },
+                    scratch: Vec::new(),
+                    pieces: Vec::new(),
+                };
+                let e = endless[i];
+                let sh = &sh;
+                s.spawn(move || {
+                    let r = issuer.run(e);
+                    if !e && sh.live.fetch_sub(1, Ordering::SeqCst) == 1 {
+                        sh.over.store(true, Ordering::SeqCst);
+                    }
+                    r
+                })
+            })
+            .collect();
+        let results: Vec<IssuerResult> = handles
+            .into_iter()
+            .map(|h| h.join().expect("an issuer thread panicked"))
+            .collect();
+        if let Some(wbh) = wb {
+            if let Some(w) = &sh.writeback {
+                w.state.lock().unwrap_or_else(|e| e.into_inner()).done = true;
+                w.cv.notify_all();
+            }
+            wbh.join().expect("the write-back thread panicked");
+        }
+        results
+    });
+    let writeback_bytes = sh
+        .writeback
+        .as_ref()
+        .map(|w| w.state.lock().unwrap_or_else(|e| e.into_inner()).written);
+    let stats = rt.shutdown();
+    drop(pinned);
+    Ok(report(
+        w,
+        &disk,
+        opts.seed,
+        start,
+        stop,
+        &results,
+        writeback_bytes,
+        &stats,
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn report(
+    w: &Workload,
+    disk: &str,
+    seed: u64,
+    start: Nanos,
+    stop: Option<Nanos>,
+    results: &[IssuerResult],
+    writeback_bytes: Option<u64>,
+    stats: &Stats,
+) -> RealRun {
+    let last = results
+        .iter()
+        .map(|r| r.last_completion)
+        .max()
+        .unwrap_or(start);
+    let end = stop.unwrap_or(last).max(start + 1);
+    let secs = (end - start) as f64 / 1e9;
+    let busy_of = |cs: &[ContextId]| -> Nanos {
+        stats
+            .busy_by_context
+            .iter()
+            .filter(|(c, _)| cs.contains(c))
+            .map(|(_, b)| *b)
+            .sum()
+    };
+    let wb_ctx = ContextId(w.issuers.len() as u32);
+    let total_busy: Nanos = stats.busy_by_context.iter().map(|(_, b)| *b).sum();
+    let share = |b: Nanos| {
+        if total_busy == 0 {
+            0.0
+        } else {
+            b as f64 / total_busy as f64
+        }
+    };
+    let total_bytes: u64 = results.iter().map(|r| r.bytes).sum();
+    let mb_s = |b: u64| b as f64 / 1e6 / secs;
+    let mut contexts: Vec<ContextReport> = results
+        .iter()
+        .zip(&w.issuers)
+        .map(|(r, iss)| ContextReport {
+            name: iss.name.clone(),
+            class: w.classes[iss.class.0 as usize].name.clone(),
+            bytes: r.bytes,
+            ios: r.ios,
+            throughput_mb_s: mb_s(r.bytes),
+            share: share(busy_of(&r.contexts)),
+            byte_share: if total_bytes == 0 {
+                0.0
+            } else {
+                r.bytes as f64 / total_bytes as f64
+            },
+            latency_ms: Latency::from_us(&r.latency),
+        })
+        .collect();
+    if let Some(b) = writeback_bytes {
+        contexts.push(ContextReport {
+            name: "writeback".into(),
+            class: "writeback".into(),
+            bytes: b,
+            ios: 0,
+            throughput_mb_s: mb_s(b),
+            share: share(busy_of(&[wb_ctx])),
+            byte_share: 0.0,
+            latency_ms: Latency::default(),
+        });
+    }
+    let mut verify = Verification::default();
+    let mut checksum = 0u64;
+    let mut think = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
+    let mut response = think.clone();
+    for r in results {
+        verify.reads_checked += r.verify.reads_checked;
+        verify.bytes_checked += r.verify.bytes_checked;
+        verify.mismatches += r.verify.mismatches;
+        verify.io_errors += r.verify.io_errors;
+        if verify.first_mismatch.is_none() {
+            verify.first_mismatch = r.verify.first_mismatch.clone();
+        }
+        checksum ^= r.checksum;
+        let _ = think.add(&r.think_overshoot);
+        let _ = response.add(&r.response);
+    }
+    verify.checksum = format!("{checksum:016x}");
+    let a = stats.anticipation;
+    // The device's busy time within the measured window.
+    let busy = stats.busy.min(end - start);
+    RealRun {
+        report: RunReport {
+            scheduler: stats.scheduler.clone(),
+            disk: disk.to_string(),
+            seed,
+            duration_s: secs,
+            bytes: total_bytes,
+            throughput_mb_s: mb_s(total_bytes),
+            utilization: busy as f64 / (end - start) as f64,
+            contexts,
+            anticipation: AnticipationReport {
+                waits: a.waits,
+                hits: a.hits,
+                timeouts: a.timeouts,
+                waited_ms: a.waited as f64 / 1e6,
+            },
+            sim: None,
+        },
+        timer_overshoot_us: Percentiles::of_ns(&stats.timer_overshoot),
+        think_overshoot_us: Percentiles::of_ns(&think),
+        response_us: Percentiles::of_ns(&response),
+        late_completions: stats.late_completions,
+        verify,
+    }
+}
