@@ -4,7 +4,10 @@
 //! and the scheduler is asked what to dispatch after every event. A completion is handled, and
 //! the scheduler decides, *before* the issuer that waited for it issues its next request, even
 //! with zero think time: that ordering is deceptive idleness (section 2 of the paper), and the
-//! reason anticipation exists.
+//! reason anticipation exists. A short-lived context (`antsched_context_per_file`) likewise
+//! exits in an event of its own after its last completion, never inside it: the scheduler
+//! decides while the process is still alive, as the kernel's does, which is what lets the
+//! Linux/CAS paper's Cooperative AS wait for its successor.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -33,6 +36,8 @@ enum Event {
     Complete(RequestId, u64),
     /// The write-back daemon wakes up.
     Flush,
+    /// A short-lived context (`antsched_context_per_file`) exits.
+    Exit(ContextId),
 }
 
 /// Why a disk request exists.
@@ -261,6 +266,7 @@ impl<'a> Simulation<'a> {
                 Some(Event::Issue(i)) => self.issue(i),
                 Some(Event::Complete(id, bytes)) => self.complete(id, bytes),
                 Some(Event::Flush) => self.flush(),
+                Some(Event::Exit(ctx)) => self.sched.context_exited(ctx, self.now),
                 None => {} // the timeout: asking the scheduler again is all it takes
             }
             self.drive();
@@ -481,12 +487,24 @@ impl<'a> Simulation<'a> {
             let _ = r.latency.record(us.min(r.latency.high()));
         }
         let think = r.cursor.think_after_completion(job);
+        let mut exits = None;
         if job.context_per_file && r.outstanding == 0 && r.cursor.file_passed() {
             // This process has read its file and exits; the next file is read by a new one.
-            self.sched.context_exited(r.ctx, self.now);
+            // It exits as a process does: once it has run again (woken by the completion, it
+            // returns from its last read and its next one finds the end of the file), so
+            // `antsched_issue_delay` after the completion, and always as an event of its own.
+            // The scheduler decides after the completion *before* the process exits, as the
+            // kernel's does: the completion interrupt runs the queue while the process is
+            // still asleep. Exiting here, inside the completion, would show the scheduler a
+            // dead process at the very decision anticipation is for, and no scheduler could
+            // ever wait for a cooperating successor (the Linux/CAS paper's section 4).
+            exits = Some(r.ctx);
             r.ctx = ContextId(self.next_context);
             r.ra = ReadAhead::default();
             self.next_context += 1;
+        }
+        if let Some(ctx) = exits {
+            self.at(self.now + job.issue_delay_ns, Event::Exit(ctx));
         }
         let t = self.now + think + job.issue_delay_ns;
         self.at(t, Event::Issue(i));

@@ -298,3 +298,100 @@ fn every_difference_beyond_15_percent_is_explained() {
         }
     }
 }
+
+/// Wraps a scheduler and records what the engine tells it.
+struct Recorder {
+    inner: Box<dyn antsched_core::Scheduler>,
+    log: std::sync::Arc<std::sync::Mutex<Vec<Call>>>,
+    contexts: HashMap<RequestId, antsched_core::ContextId>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Call {
+    Complete(antsched_core::ContextId),
+    Decide,
+    Exit(antsched_core::ContextId),
+}
+
+impl antsched_core::Scheduler for Recorder {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn enqueue(&mut self, req: antsched_core::Request, now: Nanos) {
+        self.contexts.insert(req.id, req.context);
+        self.inner.enqueue(req, now)
+    }
+    fn complete(&mut self, id: RequestId, now: Nanos) {
+        self.log
+            .lock()
+            .unwrap()
+            .push(Call::Complete(self.contexts[&id]));
+        self.inner.complete(id, now)
+    }
+    fn poll_dispatch(&mut self, now: Nanos) -> Option<antsched_core::Request> {
+        self.log.lock().unwrap().push(Call::Decide);
+        self.inner.poll_dispatch(now)
+    }
+    fn poll_timeout(&self) -> Option<Nanos> {
+        self.inner.poll_timeout()
+    }
+    fn context_exited(&mut self, ctx: antsched_core::ContextId, now: Nanos) {
+        self.log.lock().unwrap().push(Call::Exit(ctx));
+        self.inner.context_exited(ctx, now)
+    }
+    fn set_class_weight(&mut self, class: antsched_core::ClassId, weight: u32) {
+        self.inner.set_class_weight(class, weight)
+    }
+    fn pending(&self) -> usize {
+        self.inner.pending()
+    }
+    fn in_flight(&self) -> usize {
+        self.inner.in_flight()
+    }
+    fn anticipation(&self) -> antsched_core::AnticipationStats {
+        self.inner.anticipation()
+    }
+}
+
+#[test]
+fn a_short_lived_context_exits_after_the_decision_that_follows_its_last_completion() {
+    // As in the kernel: the completion interrupt runs the queue while the process that waited
+    // is still asleep; it exits only once it runs again. A scheduler told of the exit inside
+    // the completion could never wait for a cooperating successor (CAS, section 4).
+    let jobs = job(
+        "[find]\nnrfiles=6\nfilesize=16k\nbs=16k\nfile_service_type=sequential\n\
+         antsched_context_per_file=1\nthinktime=1ms\n",
+    );
+    let device = SharedDevice::new(disk_model("deskstar-34gxp").unwrap());
+    let w = workload::compile(&jobs, device.capacity_sectors(), 1).unwrap();
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sched = Box::new(Recorder {
+        inner: antsched_core::build("cas", &BuildEnv::default()).unwrap(),
+        log: log.clone(),
+        contexts: HashMap::new(),
+    });
+    Simulation::new(&jobs, &w, sched, device)
+        .unwrap()
+        .run()
+        .unwrap();
+    let log = log.lock().unwrap().clone();
+    let exits: Vec<usize> = (0..log.len())
+        .filter(|&k| matches!(log[k], Call::Exit(_)))
+        .collect();
+    // Six cats exit (and, at the end, the unused next context).
+    assert!(exits.len() >= 6, "{log:?}");
+    for &k in &exits[..6] {
+        let Call::Exit(ctx) = log[k] else {
+            unreachable!()
+        };
+        let done = log[..k]
+            .iter()
+            .rposition(|c| *c == Call::Complete(ctx))
+            .unwrap_or_else(|| panic!("{ctx:?} exited before it completed anything"));
+        assert!(
+            log[done..k].contains(&Call::Decide),
+            "{ctx:?} exited before the scheduler decided after its completion: {:?}",
+            &log[done..=k]
+        );
+    }
+}
