@@ -109,6 +109,8 @@ pub struct Simulation<'a> {
     flush_pending: bool,
     flush_interval: Nanos,
     stop: Option<Nanos>,
+    /// When the last issuer finished (or an `exitall` job did), if that ended the run.
+    ended: Option<Nanos>,
     pieces: Vec<(u64, u32)>,
     // Measurements.
     busy: Nanos,
@@ -208,6 +210,7 @@ impl<'a> Simulation<'a> {
             flush_pending: false,
             flush_interval,
             stop,
+            ended: None,
             pieces: Vec::new(),
             busy: 0,
             busy_until: 0,
@@ -521,6 +524,9 @@ impl<'a> Simulation<'a> {
                 self.live = 0;
                 self.last_completion = self.now;
             }
+            if self.live == 0 {
+                self.ended = Some(self.now);
+            }
         }
     }
 
@@ -594,7 +600,13 @@ impl<'a> Simulation<'a> {
     }
 
     fn report(self, wall_s: f64) -> RunReport {
-        let end = self.stop.unwrap_or(self.last_completion).max(1);
+        // The run ends at the runtime, or earlier when every issuer (or an `exitall` one) has
+        // finished before it.
+        let end = match self.stop {
+            Some(s) if self.ended.is_none_or(|e| e >= s) => s,
+            _ => self.last_completion,
+        }
+        .max(1);
         let secs = end as f64 / 1e9;
         let total_bytes: u64 = self.runs.iter().map(|r| r.bytes).sum();
         let total_busy: Nanos =

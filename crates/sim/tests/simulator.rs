@@ -395,3 +395,24 @@ fn a_short_lived_context_exits_after_the_decision_that_follows_its_last_completi
         );
     }
 }
+
+#[test]
+fn a_run_ends_when_its_jobs_finish_before_the_runtime() {
+    // `runtime` bounds a job that is not time-based; it does not stretch the run. Two 16 MiB
+    // readers take well under a second each; the run must not report 300 s.
+    let jobs = "[global]\nrw=read\nbs=64k\nsize=16m\ndirect=1\nruntime=300s\n\
+                [a]\nfilename=a\n[b]\nfilename=b\nantsched_disk_offset=6g\n";
+    let r = sim(jobs, "deadline", 1);
+    assert!(r.duration_s < 10.0, "{} s", r.duration_s);
+    assert_eq!(r.bytes, 2 * (16 << 20));
+    // With `exitall`, the job that has it ends the run, before the runtime.
+    let r = sim(&format!("{jobs}exitall\n"), "deadline", 1);
+    assert!(r.duration_s < 10.0, "{} s", r.duration_s);
+    // A time-based run still lasts exactly its runtime.
+    let r = sim(
+        "[a]\nrw=read\nbs=64k\nsize=16m\ndirect=1\ntime_based\nruntime=2s\nfilename=a\n",
+        "deadline",
+        1,
+    );
+    assert_eq!(r.duration_s, 2.0);
+}
