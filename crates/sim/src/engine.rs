@@ -63,6 +63,9 @@ struct AppState {
 /// An issuer as it runs.
 struct Run {
     ctx: ContextId,
+    /// The long-lived context that reads the directories of a context-per-file chain
+    /// (`find` in `find -exec cat`); `None` for other jobs.
+    parent: Option<ContextId>,
     class: ClassId,
     cursor: Cursor,
     ra: ReadAhead,
@@ -143,8 +146,13 @@ impl<'a> Simulation<'a> {
         let mut runs = Vec::new();
         for issuer in &workload.issuers {
             let job = &jobs.jobs[issuer.job];
+            let parent = job.dir_files.map(|_| {
+                next_context += 1;
+                ContextId(next_context - 1)
+            });
             runs.push(Run {
                 ctx: ContextId(next_context),
+                parent,
                 class: issuer.class,
                 cursor: Cursor::new(job, issuer),
                 ra: ReadAhead::default(),
@@ -378,7 +386,11 @@ impl<'a> Simulation<'a> {
         let region = *self.runs[i].cursor.region(io.region);
         let workload: &'a Workload = self.workload;
         let file = workload.layout.file(region.file);
-        let (ctx, class) = (self.runs[i].ctx, self.runs[i].class);
+        let ctx = match self.runs[i].parent {
+            Some(parent) if region.directory => parent,
+            _ => self.runs[i].ctx,
+        };
+        let class = self.runs[i].class;
         let app = self.alloc_app(AppState {
             issuer: i,
             bytes: io.len,
@@ -390,7 +402,9 @@ impl<'a> Simulation<'a> {
         let end = io.offset + io.len;
         let mut waiting = 0;
         match io.op {
-            Op::Read if job.readahead_applies() => {
+            // A directory block is read on its own, without read-ahead (ext3 reads a
+            // directory block by block), by the parent context.
+            Op::Read if job.readahead_applies() && !region.directory => {
                 let plan = self.runs[i].ra.plan(
                     io.region,
                     io.offset,
@@ -491,7 +505,8 @@ impl<'a> Simulation<'a> {
         }
         let think = r.cursor.think_after_completion(job);
         let mut exits = None;
-        if job.context_per_file && r.outstanding == 0 && r.cursor.file_passed() {
+        let directory = r.cursor.region(r.cursor.current_file()).directory;
+        if job.context_per_file && r.outstanding == 0 && r.cursor.file_passed() && !directory {
             // This process has read its file and exits; the next file is read by a new one.
             // It exits as a process does: once it has run again (woken by the completion, it
             // returns from its last read and its next one finds the end of the file), so
@@ -518,6 +533,9 @@ impl<'a> Simulation<'a> {
         if r.done && r.outstanding == 0 && !r.finished {
             r.finished = true;
             self.sched.context_exited(r.ctx, self.now);
+            if let Some(parent) = r.parent {
+                self.sched.context_exited(parent, self.now);
+            }
             self.live -= 1;
             if self.job(i).exitall {
                 // fio's `exitall`: this job's end is the run's end.

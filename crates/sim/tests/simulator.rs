@@ -360,7 +360,7 @@ fn a_short_lived_context_exits_after_the_decision_that_follows_its_last_completi
     // the completion could never wait for a cooperating successor (CAS, section 4).
     let jobs = job(
         "[find]\nnrfiles=6\nfilesize=16k\nbs=16k\nfile_service_type=sequential\n\
-         antsched_context_per_file=1\nthinktime=1ms\n",
+         antsched_context_per_file=1\nantsched_dir_files=3\nthinktime=1ms\n",
     );
     let device = SharedDevice::new(disk_model("deskstar-34gxp").unwrap());
     let w = workload::compile(&jobs, device.capacity_sectors(), 1).unwrap();
@@ -378,7 +378,7 @@ fn a_short_lived_context_exits_after_the_decision_that_follows_its_last_completi
     let exits: Vec<usize> = (0..log.len())
         .filter(|&k| matches!(log[k], Call::Exit(_)))
         .collect();
-    // Six cats exit (and, at the end, the unused next context).
+    // Six cats exit (and, at the end, the find and the unused next context).
     assert!(exits.len() >= 6, "{log:?}");
     for &k in &exits[..6] {
         let Call::Exit(ctx) = log[k] else {
@@ -394,6 +394,15 @@ fn a_short_lived_context_exits_after_the_decision_that_follows_its_last_completi
             &log[done..=k]
         );
     }
+    // The directories are read by one long-lived context, the files by one each.
+    let readers: std::collections::BTreeSet<_> = log
+        .iter()
+        .filter_map(|c| match c {
+            Call::Complete(ctx) => Some(*ctx),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(readers.len(), 7, "six cats and the find: {readers:?}");
 }
 
 #[test]
