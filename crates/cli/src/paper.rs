@@ -69,12 +69,21 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             "group": r.plan.group, "variant": r.plan.variant, "x": r.plan.x, "report": r.report,
         })).collect::<Vec<_>>(),
     }))?;
-    write_outputs(&a, &runs, &experiments, &json)?;
+    write_outputs(&a, &opts, &runs, &experiments, &json)?;
     if let Some(path) = &a.json {
         crate::output::write_atomically(path, json.as_bytes())?;
     }
     eprintln!("report: {}", a.out.join("report.md").display());
     Ok(())
+}
+
+/// A row's value, with `≥` where it is a lower bound (a capped run).
+fn fmt_bound(v: f64, lower_bound: bool) -> String {
+    if lower_bound {
+        format!("≥{}", fmt(v))
+    } else {
+        fmt(v)
+    }
 }
 
 fn fmt(v: f64) -> String {
@@ -110,8 +119,8 @@ fn summary(experiments: &[Experiment]) -> String {
                 "{id:22}  {:qw$}  {:>7}  {:>7}  {:>6}",
                 r.quantity,
                 r.paper.map_or("-".into(), fmt),
-                fmt(r.ours),
-                r.ratio.map_or("-".into(), fmt),
+                fmt_bound(r.ours, r.lower_bound),
+                r.ratio.map_or("-".into(), |x| fmt_bound(x, r.lower_bound)),
             );
         }
     }
@@ -123,6 +132,7 @@ fn summary(experiments: &[Experiment]) -> String {
 /// file.
 fn write_outputs(
     a: &Args,
+    opts: &PaperOptions,
     runs: &[PaperRun],
     experiments: &[Experiment],
     json: &str,
@@ -147,7 +157,8 @@ fn write_outputs(
                     if r.plan.variant.is_empty() {
                         String::new()
                     } else {
-                        format!("-{}", r.plan.variant.replace('/', "-"))
+                        // `seq/read`, `1:2`: file names without separators.
+                        format!("-{}", r.plan.variant.replace(['/', ':'], "-"))
                     },
                     r.plan.x.map_or(String::new(), |x| format!("-x{x}")),
                 )
@@ -158,7 +169,10 @@ fn write_outputs(
             std::fs::write(scratch.join("jobs").join(format!("{name}.fio")), job)?;
         }
         std::fs::write(scratch.join("results.json"), json)?;
-        std::fs::write(scratch.join("report.md"), report(a, experiments, &plots))?;
+        std::fs::write(
+            scratch.join("report.md"),
+            report(a, opts, experiments, &plots),
+        )?;
         // Move everything into place, file by file.
         std::fs::create_dir_all(a.out.join("jobs"))?;
         for name in jobs.keys() {
@@ -278,9 +292,17 @@ fn draw_plots(dir: &Path, runs: &[PaperRun]) -> anyhow::Result<Vec<String>> {
     .save(&dir.join("fig7"))?;
     names.push("fig7".into());
     // Shares: one group per run, one bar per context.
+    // The paper's proportional schedulers only; comparison mode has the others.
     let share_runs: Vec<&PaperRun> = runs
         .iter()
-        .filter(|r| r.plan.group == "fig12-stride-1-2" || r.plan.group == "sec2-shares-1-1-3")
+        .filter(|r| {
+            (r.plan.group == "fig12-stride-1-2"
+                && ["stride", "stride-relaxed", "as-stride", "as-stride-combo"]
+                    .contains(&r.plan.label.as_str()))
+                || (r.plan.group == "sec2-shares-1-1-3"
+                    && ["stride", "lottery", "as-stride", "as-lottery"]
+                        .contains(&r.plan.label.as_str()))
+        })
         .collect();
     let contexts = share_runs
         .iter()
@@ -318,12 +340,108 @@ fn draw_plots(dir: &Path, runs: &[PaperRun]) -> anyhow::Result<Vec<String>> {
     }
     .save(&dir.join("shares"))?;
     names.push("shares".into());
+    draw_peer_plots(dir, runs, &mut names)?;
     Ok(names)
+}
+
+/// The schedulers the Linux/CAS tables show: the paper's three, then the ones it did not run.
+const CAS_SCHEDULERS: [&str; 7] = [
+    "deadline",
+    "linux-as",
+    "cas",
+    "linux-as-2.6.32",
+    "cfq",
+    "bfq",
+    "as-aged-sptf",
+];
+
+/// The Linux/CAS tables and BFQ's shares.
+fn draw_peer_plots(dir: &Path, runs: &[PaperRun], names: &mut Vec<String>) -> anyhow::Result<()> {
+    let find = |group: &str, variant: &str, s: &str| {
+        runs.iter()
+            .find(|r| r.plan.group == group && r.plan.variant == variant && r.plan.label == s)
+    };
+    let cats: Vec<String> = CAS_SCHEDULERS.iter().map(|s| s.to_string()).collect();
+    for (group, title, name, what) in [
+        (
+            "cas-table1",
+            "Linux/CAS Table 1: time to read the file against a dd writer (s; capped runs at the cap)",
+            "cas-table1",
+            "reader",
+        ),
+        (
+            "cas-table2",
+            "Linux/CAS Table 2: find -exec cat against a streaming cat (s; capped runs at the cap)",
+            "cas-table2",
+            "find",
+        ),
+    ] {
+        Bars {
+            title,
+            y_label: "seconds",
+            categories: cats.clone(),
+            series: vec![(
+                format!("{what}'s time"),
+                CAS_SCHEDULERS
+                    .iter()
+                    .map(|s| find(group, "", s).map_or(f64::NAN, |r| r.report.duration_s))
+                    .collect(),
+            )],
+        }
+        .save(&dir.join(name))?;
+        names.push(name.into());
+    }
+    Bars {
+        title: "Linux/CAS Table 3: one and two find -exec cat on disjoint trees (MB/s)",
+        y_label: "throughput (MB/s)",
+        categories: cats,
+        series: ["1-instance", "2-instances"]
+            .iter()
+            .map(|v| {
+                (
+                    v.replace('-', " "),
+                    CAS_SCHEDULERS
+                        .iter()
+                        .map(|s| {
+                            find("cas-table3", v, s).map_or(f64::NAN, |r| r.report.throughput_mb_s)
+                        })
+                        .collect(),
+                )
+            })
+            .collect(),
+    }
+    .save(&dir.join("cas-table3"))?;
+    names.push("cas-table3".into());
+    let bfq: Vec<&PaperRun> = ["1:2", "1:2:10", "2-readers"]
+        .iter()
+        .filter_map(|v| find("bfq-shares", v, "bfq"))
+        .collect();
+    Bars {
+        title: "BFQ: byte shares of sequential readers weighted 1:2, 1:2:10, and 1:1",
+        y_label: "share of bytes",
+        categories: bfq
+            .iter()
+            .map(|r| format!("weights {}", r.plan.variant.replace("2-readers", "1:1")))
+            .collect(),
+        series: (0..3)
+            .map(|k| {
+                (
+                    ["p", "q", "r"][k].to_string(),
+                    bfq.iter()
+                        .map(|r| r.report.contexts.get(k).map_or(f64::NAN, |c| c.byte_share))
+                        .collect(),
+                )
+            })
+            .collect(),
+    }
+    .save(&dir.join("bfq-shares"))?;
+    names.push("bfq-shares".into());
+    Ok(())
 }
 
 /// `report.md`: what was run, the published figures beside ours, the plots, and an
 /// explanation wherever ours differs from the paper by more than 15%.
-fn report(a: &Args, experiments: &[Experiment], plots: &[String]) -> String {
+fn report(a: &Args, opts: &PaperOptions, experiments: &[Experiment], plots: &[String]) -> String {
     let mut md = String::new();
     let _ = writeln!(
         md,
@@ -353,8 +471,8 @@ fn report(a: &Args, experiments: &[Experiment], plots: &[String]) -> String {
                 "| {} | {} | {} | {} |",
                 r.quantity,
                 r.paper.map_or("-".into(), fmt),
-                fmt(r.ours),
-                r.ratio.map_or("-".into(), fmt)
+                fmt_bound(r.ours, r.lower_bound),
+                r.ratio.map_or("-".into(), |x| fmt_bound(x, r.lower_bound))
             );
         }
         let off: Vec<_> = e
@@ -371,6 +489,7 @@ fn report(a: &Args, experiments: &[Experiment], plots: &[String]) -> String {
         }
         let _ = writeln!(md);
     }
+    let _ = writeln!(md, "{}", paper::modelling_notes(opts));
     let _ = writeln!(md, "## Plots\n");
     for p in plots {
         let _ = writeln!(md, "![{p}]({p}.png) ([SVG]({p}.svg))\n");

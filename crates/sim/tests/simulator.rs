@@ -425,3 +425,133 @@ fn a_run_ends_when_its_jobs_finish_before_the_runtime() {
     );
     assert_eq!(r.duration_s, 2.0);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The Linux/CAS paper's tables and BFQ's shares (same suite run).
+
+/// The timed job's seconds (the run's length) and whether the run was capped first.
+fn timed(group: &str, variant: &str, label: &str) -> (f64, bool) {
+    let r = suite()
+        .0
+        .iter()
+        .find(|r| r.plan.group == group && r.plan.variant == variant && r.plan.label == label)
+        .unwrap_or_else(|| panic!("no run {group} {variant} {label}"));
+    let cap = r.plan.cap_s.expect("a timed run has a cap");
+    (r.report.duration_s, r.report.duration_s >= cap - 1e-6)
+}
+
+#[test]
+fn cas_table1_deadline_lets_a_writer_delay_the_reader_an_order_of_magnitude_more_than_as() {
+    // The paper: deadline 129 s, LAS 10 s, CAS 9 s. Ranking: deadline slowest; deadline over
+    // LAS between 5 and 30 (an order of magnitude, the paper's 12.9 within a factor of 2.5);
+    // CAS within 10% of LAS (there is nothing to cooperate on).
+    let (d, d_capped) = timed("cas-table1", "", "deadline");
+    let (l, _) = timed("cas-table1", "", "linux-as");
+    let (c, _) = timed("cas-table1", "", "cas");
+    assert!(!d_capped, "deadline's reader did not finish");
+    assert!(
+        (5.0..=30.0).contains(&(d / l)),
+        "deadline {d} s, linux-as {l} s"
+    );
+    assert!((c / l - 1.0).abs() <= 0.1, "cas {c} s, linux-as {l} s");
+    // CFQ and BFQ protect the reader too (within 3x LAS's time).
+    for s in ["cfq", "bfq", "linux-as-2.6.32"] {
+        let (t, _) = timed("cas-table1", "", s);
+        assert!(t <= 3.0 * l, "{s}: {t} s against linux-as {l} s");
+    }
+    // The weakness the report states: Aged-SPTF lets the write-back flood age past its bound
+    // and then serves it oldest first, and the reader waits behind it (antsched's anticipation
+    // cannot help a reader whose request is never the SPTF choice). If this starts to fail,
+    // the report's comparison text is out of date.
+    let (_, capped) = timed("cas-table1", "", "as-aged-sptf");
+    assert!(
+        capped,
+        "as-aged-sptf no longer starves the reader: update the report"
+    );
+}
+
+#[test]
+fn cas_table2_las_starves_find_exec_cat_and_cas_does_not() {
+    // The paper: CAS 255 s < deadline 297 s << LAS 4,767 s. Ranking CAS < deadline < LAS;
+    // LAS over CAS between 6 and 60 and LAS over deadline between 4 and 50 (an order of
+    // magnitude; the paper's 18.7 and 16); deadline over CAS between 1 and 5 (same order; the
+    // paper's 1.16). linux-as-2.6.32's cooperating rules within 10% of CAS.
+    let (d, _) = timed("cas-table2", "", "deadline");
+    let (l, l_capped) = timed("cas-table2", "", "linux-as");
+    let (c, _) = timed("cas-table2", "", "cas");
+    assert!(!l_capped, "linux-as's find did not finish: raise the cap");
+    assert!(c < d && d < l, "cas {c} s, deadline {d} s, linux-as {l} s");
+    assert!((6.0..=60.0).contains(&(l / c)), "linux-as {l} s, cas {c} s");
+    assert!(
+        (4.0..=50.0).contains(&(l / d)),
+        "linux-as {l} s, deadline {d} s"
+    );
+    assert!((1.0..=5.0).contains(&(d / c)), "deadline {d} s, cas {c} s");
+    let (m, _) = timed("cas-table2", "", "linux-as-2.6.32");
+    assert!((m / c - 1.0).abs() <= 0.1, "2.6.32 {m} s, cas {c} s");
+    // Throughput: LAS and CAS keep the stream going (within 15% of each other), deadline at
+    // most half of it (the paper: 35, 34 and 9 MB/s).
+    let tp = |s: &str| mb_s("cas-table2", "", None, s);
+    assert!((tp("cas") / tp("linux-as") - 1.0).abs() <= 0.15);
+    assert!(tp("deadline") <= 0.5 * tp("cas"));
+}
+
+#[test]
+fn cas_table3_two_finds_cause_a_seek_storm_that_cas_avoids() {
+    // The paper: one instance 14.5 to 15.5 MB/s under all three (within 7%); two instances
+    // keep 28% (deadline), 26% (LAS) and 75% (CAS) of it. Ours: one instance within 10%
+    // across the three; two keep at least 60% under CAS, at most 40% under deadline and LAS,
+    // and CAS at least twice both.
+    let tp = |v: &str, s: &str| mb_s("cas-table3", v, None, s);
+    let one: Vec<f64> = ["deadline", "linux-as", "cas"]
+        .iter()
+        .map(|s| tp("1-instance", s))
+        .collect();
+    let (lo, hi) = one
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+    assert!(hi / lo <= 1.1, "{one:?}");
+    for s in ["deadline", "linux-as"] {
+        let kept = tp("2-instances", s) / tp("1-instance", s);
+        assert!(kept <= 0.4, "{s} keeps {kept}");
+        assert!(
+            tp("2-instances", "cas") >= 2.0 * tp("2-instances", s),
+            "{s}"
+        );
+    }
+    let kept = tp("2-instances", "cas") / tp("1-instance", "cas");
+    assert!(kept >= 0.6, "cas keeps {kept}");
+}
+
+#[test]
+fn bfq_shares_follow_the_weights_and_two_readers_keep_85_percent() {
+    // Byte shares within 10% (relative) of the weights' shares, 1:2 and 1:2:10.
+    let bytes = |v: &str| -> Vec<f64> {
+        suite()
+            .0
+            .iter()
+            .find(|r| r.plan.group == "bfq-shares" && r.plan.variant == v && r.plan.label == "bfq")
+            .unwrap()
+            .report
+            .contexts
+            .iter()
+            .map(|c| c.byte_share)
+            .collect()
+    };
+    for (v, weights) in [("1:2", &[1.0, 2.0][..]), ("1:2:10", &[1.0, 2.0, 10.0][..])] {
+        let got = bytes(v);
+        let total: f64 = weights.iter().sum();
+        for (k, w) in weights.iter().enumerate() {
+            let want = w / total;
+            assert!(
+                (got[k] / want - 1.0).abs() <= 0.10,
+                "{v}: class {k} has {} of the bytes, its weight {want}",
+                got[k]
+            );
+        }
+    }
+    // Two sequential readers under BFQ: at least 85% of one reader's bandwidth.
+    let two = mb_s("bfq-shares", "2-readers", None, "bfq");
+    let one = mb_s("bfq-shares", "1-reader", None, "bfq");
+    assert!(two >= 0.85 * one, "{two} MB/s against {one} alone");
+}
