@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use antsched_sim::paper::{self, Experiment, PaperOptions, PaperRun};
+use antsched_sim::paper::{self, Comparison, Experiment, Measure, PaperOptions, PaperRun};
 use anyhow::Context;
 
-use crate::plots::{Bars, Lines, Plot};
+use crate::plots::{Bars, Heatmap, Lines, Plot};
 use crate::progress::Progress;
 
 #[derive(clap::Args)]
@@ -57,7 +57,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let runs = paper::run(&plan, a.seed, &|| progress.inc())?;
     progress.finish();
     let experiments = paper::evaluate(&runs);
+    let comparison = paper::compare(&runs);
     print!("{}", summary(&experiments));
+    println!(
+        "comparison: {} schedulers on {} microbenchmarks (report.md, comparison.png)",
+        comparison.rows.len(),
+        comparison.columns.len()
+    );
 
     let json = serde_json::to_string_pretty(&serde_json::json!({
         "disk": a.disk,
@@ -65,11 +71,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         "quick": a.quick,
         "seed": a.seed,
         "experiments": experiments,
+        "comparison": comparison,
         "runs": runs.iter().map(|r| serde_json::json!({
             "group": r.plan.group, "variant": r.plan.variant, "x": r.plan.x, "report": r.report,
         })).collect::<Vec<_>>(),
     }))?;
-    write_outputs(&a, &opts, &runs, &experiments, &json)?;
+    write_outputs(&a, &opts, &runs, &experiments, &comparison, &json)?;
     if let Some(path) = &a.json {
         crate::output::write_atomically(path, json.as_bytes())?;
     }
@@ -135,6 +142,7 @@ fn write_outputs(
     opts: &PaperOptions,
     runs: &[PaperRun],
     experiments: &[Experiment],
+    comparison: &Comparison,
     json: &str,
 ) -> anyhow::Result<()> {
     std::fs::create_dir_all(&a.out)
@@ -145,7 +153,8 @@ fn write_outputs(
     std::fs::create_dir_all(scratch.join("jobs"))
         .with_context(|| format!("cannot create {}", scratch.display()))?;
     let result = (|| -> anyhow::Result<()> {
-        let plots = draw_plots(&scratch, runs)?;
+        let mut plots = draw_plots(&scratch, runs)?;
+        plots.push(draw_comparison(&scratch, comparison)?);
         let mut jobs = BTreeMap::new();
         for r in runs {
             let name = if r.plan.variant.is_empty() && r.plan.x.is_none() {
@@ -171,7 +180,7 @@ fn write_outputs(
         std::fs::write(scratch.join("results.json"), json)?;
         std::fs::write(
             scratch.join("report.md"),
-            report(a, opts, experiments, &plots),
+            report(a, opts, experiments, comparison, &plots),
         )?;
         // Move everything into place, file by file.
         std::fs::create_dir_all(a.out.join("jobs"))?;
@@ -439,9 +448,44 @@ fn draw_peer_plots(dir: &Path, runs: &[PaperRun], names: &mut Vec<String>) -> an
     Ok(())
 }
 
+/// A comparison cell's text: its value, `≥` where the run was capped.
+fn cell_text(value: f64, lower_bound: bool) -> String {
+    fmt_bound(value, lower_bound)
+}
+
+/// The comparison as a heat map; returns its base name.
+fn draw_comparison(dir: &Path, c: &Comparison) -> anyhow::Result<String> {
+    Heatmap {
+        title: "Every scheduler on every microbenchmark (green: best of the column; shares: on target)",
+        rows: c.rows.iter().map(|r| r.scheduler.clone()).collect(),
+        columns: c.columns.iter().map(|k| format!("{} ({})", k.title, k.unit)).collect(),
+        cells: c
+            .rows
+            .iter()
+            .map(|r| {
+                r.cells
+                    .iter()
+                    .map(|x| {
+                        x.as_ref()
+                            .map(|x| (x.score, cell_text(x.value, x.lower_bound)))
+                    })
+                    .collect()
+            })
+            .collect(),
+    }
+    .save(&dir.join("comparison"))?;
+    Ok("comparison".into())
+}
+
 /// `report.md`: what was run, the published figures beside ours, the plots, and an
 /// explanation wherever ours differs from the paper by more than 15%.
-fn report(a: &Args, opts: &PaperOptions, experiments: &[Experiment], plots: &[String]) -> String {
+fn report(
+    a: &Args,
+    opts: &PaperOptions,
+    experiments: &[Experiment],
+    comparison: &Comparison,
+    plots: &[String],
+) -> String {
     let mut md = String::new();
     let _ = writeln!(
         md,
@@ -490,9 +534,92 @@ fn report(a: &Args, opts: &PaperOptions, experiments: &[Experiment], plots: &[St
         let _ = writeln!(md);
     }
     let _ = writeln!(md, "{}", paper::modelling_notes(opts));
+    md += &comparison_section(comparison);
     let _ = writeln!(md, "## Plots\n");
     for p in plots {
         let _ = writeln!(md, "![{p}]({p}.png) ([SVG]({p}.svg))\n");
     }
+    md
+}
+
+/// The comparison section of the report: the headline table, throughput and p99 latency of
+/// every scheduler on every microbenchmark, and who is best where.
+fn comparison_section(c: &Comparison) -> String {
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "## Comparison: every scheduler on every microbenchmark\n\n\
+         Every scheduler of the catalog (antsched's own, then the peers) on the suite's \
+         microbenchmarks, on the paper's disk: the section 4.1 access patterns, think times of 4 and \
+         8 ms (4.2.1: both readers; 4.2.2: one of them), the shares workloads (4.7's 1:2 and 1:1:3 in \
+         disk time, BFQ's 1:2 and 1:2:10 in bytes), two sequential readers, and the Linux/CAS \
+         tables (Table 1: the reader's time against a writer; Table 2: the find's time against a \
+         streaming reader; Table 3: MB/s of one and two finds). `≥` marks a run stopped at its \
+         cap before the timed job finished. Share columns give the ratio of the classes' shares and \
+         their weights' ratio in the header. The heat map \
+         ([comparison.png](comparison.png)) colours each column from its best (green) to its worst \
+         (red); share columns by distance from the target.\n"
+    );
+    let header = |md: &mut String, units: bool| {
+        let _ = write!(md, "| scheduler |");
+        for k in &c.columns {
+            if units {
+                let _ = write!(md, " {} ({}) |", k.title, k.unit);
+            } else {
+                let _ = write!(md, " {} |", k.title);
+            }
+        }
+        let _ = write!(md, "\n|---|");
+        for _ in &c.columns {
+            let _ = write!(md, "---|");
+        }
+        let _ = writeln!(md);
+    };
+    type Pick = fn(&paper::Cell) -> String;
+    let tables: [(&str, Pick); 3] = [
+        (
+            "What each microbenchmark measures (the heat map's numbers)",
+            |x| cell_text(x.value, x.lower_bound),
+        ),
+        ("Throughput (MB/s, all applications)", |x| {
+            fmt(x.throughput_mb_s)
+        }),
+        ("p99 latency of the worst-served context (ms)", |x| {
+            fmt(x.p99_ms)
+        }),
+    ];
+    for (k, (title, pick)) in tables.into_iter().enumerate() {
+        let _ = writeln!(md, "### {title}\n");
+        header(&mut md, k == 0);
+        for r in &c.rows {
+            let _ = write!(md, "| {} |", r.scheduler);
+            for x in &r.cells {
+                let _ = write!(md, " {} |", x.as_ref().map_or("-".into(), pick));
+            }
+            let _ = writeln!(md);
+        }
+        let _ = writeln!(md);
+    }
+    let _ = writeln!(md, "### Best on each (within 2% of the best score)\n");
+    let _ = writeln!(md, "| microbenchmark | measure | best |\n|---|---|---|");
+    for (k, best) in c.columns.iter().zip(&c.best) {
+        let measure = match k.measure {
+            Measure::Throughput => "MB/s, higher is better".to_string(),
+            Measure::Time => "seconds, lower is better".to_string(),
+            Measure::WriteBack => "write-back MB/s, higher is better".to_string(),
+            Measure::ShareRatio { target, bytes, .. } => format!(
+                "{} share ratio, target {}",
+                if bytes { "byte" } else { "disk-time" },
+                fmt(target)
+            ),
+        };
+        let best = if best.len() == c.rows.len() {
+            "all, within 2%".to_string()
+        } else {
+            best.join(", ")
+        };
+        let _ = writeln!(md, "| {} | {} | {} |", k.title, measure, best);
+    }
+    let _ = writeln!(md);
     md
 }

@@ -427,7 +427,7 @@ fn a_run_ends_when_its_jobs_finish_before_the_runtime() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The Linux/CAS paper's tables and BFQ's shares (same suite run).
+// The Linux/CAS paper's tables, BFQ's shares, and comparison mode (same suite run).
 
 /// The timed job's seconds (the run's length) and whether the run was capped first.
 fn timed(group: &str, variant: &str, label: &str) -> (f64, bool) {
@@ -554,4 +554,41 @@ fn bfq_shares_follow_the_weights_and_two_readers_keep_85_percent() {
     let two = mb_s("bfq-shares", "2-readers", None, "bfq");
     let one = mb_s("bfq-shares", "1-reader", None, "bfq");
     assert!(two >= 0.85 * one, "{two} MB/s against {one} alone");
+}
+
+#[test]
+fn comparison_mode_covers_every_scheduler_of_the_catalog_on_every_microbenchmark() {
+    let c = paper::compare(&suite().0);
+    let names: Vec<&str> = antsched_core::catalog().iter().map(|s| s.name).collect();
+    let rows: Vec<&str> = c.rows.iter().map(|r| r.scheduler.as_str()).collect();
+    assert_eq!(rows, names, "one row per scheduler, in the catalog's order");
+    for r in &c.rows {
+        for (k, cell) in r.cells.iter().enumerate() {
+            let cell = cell
+                .as_ref()
+                .unwrap_or_else(|| panic!("{} has no run for {}", r.scheduler, c.columns[k].id));
+            assert!(
+                cell.throughput_mb_s.is_finite() && (0.0..=1.0).contains(&cell.score),
+                "{} on {}: {cell:?}",
+                r.scheduler,
+                c.columns[k].id
+            );
+        }
+    }
+    // Every column has a best, and it includes the section 4.1, 4.2, shares, BFQ and CAS
+    // workloads.
+    assert!(c.best.iter().all(|b| !b.is_empty()));
+    for group in [
+        "fig4-access-patterns",
+        "fig5-symmetric",
+        "fig6-asymmetric",
+        "fig12-stride-1-2",
+        "sec2-shares-1-1-3",
+        "bfq-shares",
+        "cas-table1",
+        "cas-table2",
+        "cas-table3",
+    ] {
+        assert!(c.columns.iter().any(|k| k.group == group), "{group}");
+    }
 }

@@ -20,12 +20,17 @@
 //!   cat` against a streaming reader (starvation), and one and two `find -exec cat` (the seek
 //!   storm);
 //! - BFQ's bandwidth shares with weights 1:2 and 1:2:10, and two readers against one.
+//!
+//! [`compare`] sets every scheduler of the catalog side by side on every microbenchmark
+//! (comparison mode).
 
+mod compare;
 mod explain;
 mod peers;
 mod published;
 mod workloads;
 
+pub use compare::{compare, Cell, Column, Comparison, ComparisonRow, Measure};
 pub use explain::explain;
 pub use peers::disk_mb_s;
 pub use published::{evaluate, Experiment, Row};

@@ -20,7 +20,9 @@
 //!
 //! The Linux/CAS paper's three experiments (its sections 5.4 to 5.6) and BFQ's shares are
 //! described where they are built ([`cas_table1`], [`cas_table2`], [`cas_table3`],
-//! [`bfq_readers`]); they run under every scheduler of the catalog ([`all_schedulers`]).
+//! [`bfq_readers`]). Comparison mode is not a workload of its own: the groups it reads (the
+//! section 4.1 patterns, think times of 4 and 8 ms, the shares, the CAS tables and BFQ's
+//! shares) run under every scheduler of the catalog ([`all_schedulers`]).
 
 use serde::Serialize;
 
@@ -79,10 +81,15 @@ pub struct PlannedRun {
 pub const BASELINE: &str = "aged-sptf";
 pub const ANTICIPATORY: &str = "as-aged-sptf";
 
-/// Every scheduler of the catalog (antsched's own, then the peers).
+/// Every scheduler of the catalog (antsched's own, then the peers): the rows of comparison
+/// mode.
 pub fn all_schedulers() -> Vec<&'static str> {
     antsched_core::catalog().iter().map(|s| s.name).collect()
 }
+
+/// Think times (ms) of sections 4.2.1 and 4.2.2 that comparison mode runs under every
+/// scheduler: where anticipation still pays (4 ms) and where it stops paying (8 ms).
+pub const COMPARE_THINK_MS: [f64; 2] = [4.0, 8.0];
 
 /// The Linux/CAS paper's experiments at one scale.
 #[derive(Clone, Copy, Debug)]
@@ -423,7 +430,9 @@ pub fn plan(o: &PaperOptions) -> Vec<PlannedRun> {
             for engine in ["psync", "mmap"] {
                 let variant = format!("{pat}/{}", if engine == "mmap" { "mmap" } else { "read" });
                 let job = readers(rw, engine, runtime, o.file_spacing, &two(none, none));
-                for s in pair {
+                // Comparison mode: every scheduler on the paper's disk.
+                let schedulers: &[&str] = if disk == &o.disk { &all } else { &pair };
+                for s in schedulers {
                     add(group, &variant, None, s, disk, &job);
                 }
             }
@@ -463,7 +472,9 @@ pub fn plan(o: &PaperOptions) -> Vec<PlannedRun> {
                 ),
             ),
         ] {
-            for s in pair {
+            let compared = COMPARE_THINK_MS.contains(&t) && group != "sec4.2.3-random-think";
+            let schedulers: &[&str] = if compared { &all } else { &pair };
+            for s in schedulers {
                 add(group, "", Some(t), s, &o.disk, &job);
             }
         }
@@ -521,12 +532,13 @@ pub fn plan(o: &PaperOptions) -> Vec<PlannedRun> {
             .collect();
         readers("read", "mmap", runtime, o.file_spacing, &rs)
     };
+    // Every scheduler, not only the paper's proportional ones: comparison mode.
     let job = weighted(&[100, 200]);
-    for s in ["stride", "stride-relaxed", "as-stride", "as-stride-combo"] {
+    for s in &all {
         add("fig12-stride-1-2", "", None, s, &o.disk, &job);
     }
     let job = weighted(&[100, 100, 300]);
-    for s in ["stride", "lottery", "as-stride", "as-lottery"] {
+    for s in &all {
         add("sec2-shares-1-1-3", "", None, s, &o.disk, &job);
     }
 
