@@ -600,6 +600,7 @@ fn comparison_section(c: &Comparison) -> String {
         }
         let _ = writeln!(md);
     }
+    let _ = writeln!(md, "{}", paper::NOTES);
     let _ = writeln!(md, "### Best on each (within 2% of the best score)\n");
     let _ = writeln!(md, "| microbenchmark | measure | best |\n|---|---|---|");
     for (k, best) in c.columns.iter().zip(&c.best) {

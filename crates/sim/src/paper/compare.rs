@@ -15,6 +15,51 @@ use super::published::Runs;
 use super::workloads::all_schedulers;
 use super::PaperRun;
 
+/// What the comparison shows and why, for the report (markdown). Written after reading the
+/// runs (their shares, latencies and waits in `results.json`); the figures are the default
+/// suite's.
+pub const NOTES: &str = "\
+Reading the comparison (figures from the default suite):
+
+- **Long-lived readers (4.1, 4.2, two readers).** Anticipation is what wins. antsched's \
+anticipatory schedulers lead: two sequential mmap readers at 20.9 (as-sptf, as-clook) and 20.5 \
+MB/s (as-aged-sptf) against 19.0 for linux-as and cas, 18.8 for BFQ and 18.5 for CFQ, because the \
+Linux schedulers switch readers whenever a read expires (125 ms) or a batch or slice ends, and \
+pay a seek each time; that is also why their worst p99 is 130 to 150 ms where as-aged-sptf's is \
+7 to 12 ms on the 4.1 sequential and alternate-block patterns. On random reads antsched's \
+cost-benefit rule still gains about 30% (LAS's mean-seek rule about 26%), while CFQ and BFQ stop \
+idling for seeky queues and gain nothing. BFQ also does not idle for the 4.2 readers that think 4 ms or more: its I/O-bound \
+test (idle at most 20% of its I/O time) and short-think test (mean at most `slice_idle`/2) both \
+fail for them, so in a symmetric scenario it serves them like deadline (4.5 MB/s at 4 ms, where \
+CFQ and the anticipatory schedulers give 8.5 to 9). as-aged-sptf's p99 on the random patterns \
+and at 8 ms think times is its 1 s age bound.
+- **Shares.** as-stride meets disk-time shares exactly (2.00, 3.00) at about half the throughput; \
+as-stride-combo keeps full throughput with 1.79 and 2.69. BFQ meets byte shares exactly (2.00, \
+10.0) at 19 MB/s, and comes close in disk time (1.83, 3.20): for sequential readers, weights by \
+bytes are BFQ's strength. The seek-ordering and Linux schedulers other than BFQ ignore weights \
+(2.6.29 CFQ has none); as-sptf and as-clook, which never age requests, starve a reader outright \
+(shares of 0).
+- **A reader against a write-back flood (CAS Table 1).** The Linux schedulers win: they keep \
+synchronous reads apart from asynchronous writes (AS's read batches and write batch limits, CFQ's \
+and BFQ's sync queues), 13.6 s (LAS, CAS) to 23.5 s (BFQ), with deadline an order of magnitude \
+behind. antsched's policies treat write-back like any request: Aged-SPTF lets the backlog (over a \
+second of writes) age past its 1 s bound and then serves it oldest first, so each read waits \
+behind it and the reader is not done after 300 s (with `age_bound=10s` it takes 20 s); SPTF, \
+C-LOOK, SSTF and LOOK, with or without anticipation, finish the reader in 10 s by writing nothing \
+at all (see the write-back column); Stride gives the write-back daemon's class half the disk time, \
+which it streams, while the reader spends its half seeking back for each 128 KiB.
+- **Cooperating short-lived processes (CAS Tables 2 and 3).** CAS and linux-as-2.6.32 win: they \
+keep waiting across a `cat`'s exit for a nearby read from another process. antsched's \
+heuristics wait only for the context that issued the last request, and the next file is read by \
+a new process: in Table 3 every antsched scheduler seek-storms like deadline (1.7 MB/s against \
+CAS's 7.0). In Table 2 as-aged-sptf keeps anticipating the stream and serves each `cat` only when \
+its read ages past 1 s (not done after 300 s), and C-LOOK, as-clook and as-sptf never leave the \
+stream. Stride and YFQ do well there (15.5 s, between CAS's 8.1 and deadline's 18.8): each `cat` is \
+its own class, so its read is served next to the stream's. CFQ (72 s) and BFQ (67 s) make each new process's queue wait for the \
+stream's slice or budget; the kernel's BFQ would raise a new queue's weight (`low_latency`, left \
+out of ours), and later CFQs (2.6.30 on) switch to a close cooperating queue.
+";
+
 /// What a column measures.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
