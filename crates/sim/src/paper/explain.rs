@@ -184,14 +184,14 @@ const KNOWN: &[(&str, &str, &str)] = &[
         "cas-table2",
         "cas MB/s",
         "the disk model's bandwidth is about 60% of the paper's disk's; as in the paper, CAS's \
-         throughput is within a few percent of LAS's",
+         throughput is close to LAS's (within 10% here, 3% there)",
     ),
     (
         "cas-table2",
         "linux-as / deadline",
-        "deadline is an order of magnitude ahead of LAS in both, but costs more per file here: two \
-         seeks of 6 GB (the suite's file spacing) between the big file and the tree, where the \
-         paper's 17 ms per file means its tree lay nearer. LAS's cost per file (a read expiry) is \
+        "deadline is 7 to 16 times ahead of LAS, but costs more per file here: two seeks of 6 GB \
+         (the suite's file spacing) between the big file and the tree, where the paper's 17 ms per \
+         file suggests its tree lay nearer. LAS's cost per file (a read expiry) is \
          the same in both",
     ),
     (
