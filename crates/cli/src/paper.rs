@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use antsched_sim::paper::{self, Experiment, PaperOptions, PaperRun};
+use antsched_sim::paper::{self, Comparison, Experiment, Measure, PaperOptions, PaperRun};
 use anyhow::Context;
 
-use crate::plots::{Bars, Lines, Plot};
+use crate::plots::{Bars, Heatmap, Lines, Plot};
 use crate::progress::Progress;
 
 #[derive(clap::Args)]
@@ -57,7 +57,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let runs = paper::run(&plan, a.seed, &|| progress.inc())?;
     progress.finish();
     let experiments = paper::evaluate(&runs);
+    let comparison = paper::compare(&runs);
     print!("{}", summary(&experiments));
+    println!(
+        "comparison: {} schedulers on {} microbenchmarks (report.md, comparison.png)",
+        comparison.rows.len(),
+        comparison.columns.len()
+    );
 
     let json = serde_json::to_string_pretty(&serde_json::json!({
         "disk": a.disk,
@@ -65,16 +71,26 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         "quick": a.quick,
         "seed": a.seed,
         "experiments": experiments,
+        "comparison": comparison,
         "runs": runs.iter().map(|r| serde_json::json!({
             "group": r.plan.group, "variant": r.plan.variant, "x": r.plan.x, "report": r.report,
         })).collect::<Vec<_>>(),
     }))?;
-    write_outputs(&a, &runs, &experiments, &json)?;
+    write_outputs(&a, &opts, &runs, &experiments, &comparison, &json)?;
     if let Some(path) = &a.json {
         crate::output::write_atomically(path, json.as_bytes())?;
     }
     eprintln!("report: {}", a.out.join("report.md").display());
     Ok(())
+}
+
+/// A row's value, with `≥` where it is a lower bound (a capped run).
+fn fmt_bound(v: f64, lower_bound: bool) -> String {
+    if lower_bound {
+        format!("≥{}", fmt(v))
+    } else {
+        fmt(v)
+    }
 }
 
 fn fmt(v: f64) -> String {
@@ -110,8 +126,8 @@ fn summary(experiments: &[Experiment]) -> String {
                 "{id:22}  {:qw$}  {:>7}  {:>7}  {:>6}",
                 r.quantity,
                 r.paper.map_or("-".into(), fmt),
-                fmt(r.ours),
-                r.ratio.map_or("-".into(), fmt),
+                fmt_bound(r.ours, r.lower_bound),
+                r.ratio.map_or("-".into(), |x| fmt_bound(x, r.lower_bound)),
             );
         }
     }
@@ -123,8 +139,10 @@ fn summary(experiments: &[Experiment]) -> String {
 /// file.
 fn write_outputs(
     a: &Args,
+    opts: &PaperOptions,
     runs: &[PaperRun],
     experiments: &[Experiment],
+    comparison: &Comparison,
     json: &str,
 ) -> anyhow::Result<()> {
     std::fs::create_dir_all(&a.out)
@@ -135,7 +153,8 @@ fn write_outputs(
     std::fs::create_dir_all(scratch.join("jobs"))
         .with_context(|| format!("cannot create {}", scratch.display()))?;
     let result = (|| -> anyhow::Result<()> {
-        let plots = draw_plots(&scratch, runs)?;
+        let mut plots = draw_plots(&scratch, runs)?;
+        plots.push(draw_comparison(&scratch, comparison)?);
         let mut jobs = BTreeMap::new();
         for r in runs {
             let name = if r.plan.variant.is_empty() && r.plan.x.is_none() {
@@ -147,7 +166,8 @@ fn write_outputs(
                     if r.plan.variant.is_empty() {
                         String::new()
                     } else {
-                        format!("-{}", r.plan.variant.replace('/', "-"))
+                        // `seq/read`, `1:2`: file names without separators.
+                        format!("-{}", r.plan.variant.replace(['/', ':'], "-"))
                     },
                     r.plan.x.map_or(String::new(), |x| format!("-x{x}")),
                 )
@@ -158,7 +178,10 @@ fn write_outputs(
             std::fs::write(scratch.join("jobs").join(format!("{name}.fio")), job)?;
         }
         std::fs::write(scratch.join("results.json"), json)?;
-        std::fs::write(scratch.join("report.md"), report(a, experiments, &plots))?;
+        std::fs::write(
+            scratch.join("report.md"),
+            report(a, opts, experiments, comparison, &plots),
+        )?;
         // Move everything into place, file by file.
         std::fs::create_dir_all(a.out.join("jobs"))?;
         for name in jobs.keys() {
@@ -278,9 +301,17 @@ fn draw_plots(dir: &Path, runs: &[PaperRun]) -> anyhow::Result<Vec<String>> {
     .save(&dir.join("fig7"))?;
     names.push("fig7".into());
     // Shares: one group per run, one bar per context.
+    // The paper's proportional schedulers only; comparison mode has the others.
     let share_runs: Vec<&PaperRun> = runs
         .iter()
-        .filter(|r| r.plan.group == "fig12-stride-1-2" || r.plan.group == "sec2-shares-1-1-3")
+        .filter(|r| {
+            (r.plan.group == "fig12-stride-1-2"
+                && ["stride", "stride-relaxed", "as-stride", "as-stride-combo"]
+                    .contains(&r.plan.label.as_str()))
+                || (r.plan.group == "sec2-shares-1-1-3"
+                    && ["stride", "lottery", "as-stride", "as-lottery"]
+                        .contains(&r.plan.label.as_str()))
+        })
         .collect();
     let contexts = share_runs
         .iter()
@@ -318,12 +349,143 @@ fn draw_plots(dir: &Path, runs: &[PaperRun]) -> anyhow::Result<Vec<String>> {
     }
     .save(&dir.join("shares"))?;
     names.push("shares".into());
+    draw_peer_plots(dir, runs, &mut names)?;
     Ok(names)
+}
+
+/// The schedulers the Linux/CAS tables show: the paper's three, then the ones it did not run.
+const CAS_SCHEDULERS: [&str; 7] = [
+    "deadline",
+    "linux-as",
+    "cas",
+    "linux-as-2.6.32",
+    "cfq",
+    "bfq",
+    "as-aged-sptf",
+];
+
+/// The Linux/CAS tables and BFQ's shares.
+fn draw_peer_plots(dir: &Path, runs: &[PaperRun], names: &mut Vec<String>) -> anyhow::Result<()> {
+    let find = |group: &str, variant: &str, s: &str| {
+        runs.iter()
+            .find(|r| r.plan.group == group && r.plan.variant == variant && r.plan.label == s)
+    };
+    let cats: Vec<String> = CAS_SCHEDULERS.iter().map(|s| s.to_string()).collect();
+    for (group, title, name, what) in [
+        (
+            "cas-table1",
+            "Linux/CAS Table 1: time to read the file against a dd writer (s; capped runs at the cap)",
+            "cas-table1",
+            "reader",
+        ),
+        (
+            "cas-table2",
+            "Linux/CAS Table 2: find -exec cat against a streaming cat (s; capped runs at the cap)",
+            "cas-table2",
+            "find",
+        ),
+    ] {
+        Bars {
+            title,
+            y_label: "seconds",
+            categories: cats.clone(),
+            series: vec![(
+                format!("{what}'s time"),
+                CAS_SCHEDULERS
+                    .iter()
+                    .map(|s| find(group, "", s).map_or(f64::NAN, |r| r.report.duration_s))
+                    .collect(),
+            )],
+        }
+        .save(&dir.join(name))?;
+        names.push(name.into());
+    }
+    Bars {
+        title: "Linux/CAS Table 3: one and two find -exec cat on disjoint trees (MB/s)",
+        y_label: "throughput (MB/s)",
+        categories: cats,
+        series: ["1-instance", "2-instances"]
+            .iter()
+            .map(|v| {
+                (
+                    v.replace('-', " "),
+                    CAS_SCHEDULERS
+                        .iter()
+                        .map(|s| {
+                            find("cas-table3", v, s).map_or(f64::NAN, |r| r.report.throughput_mb_s)
+                        })
+                        .collect(),
+                )
+            })
+            .collect(),
+    }
+    .save(&dir.join("cas-table3"))?;
+    names.push("cas-table3".into());
+    let bfq: Vec<&PaperRun> = ["1:2", "1:2:10", "2-readers"]
+        .iter()
+        .filter_map(|v| find("bfq-shares", v, "bfq"))
+        .collect();
+    Bars {
+        title: "BFQ: byte shares of sequential readers weighted 1:2, 1:2:10, and 1:1",
+        y_label: "share of bytes",
+        categories: bfq
+            .iter()
+            .map(|r| format!("weights {}", r.plan.variant.replace("2-readers", "1:1")))
+            .collect(),
+        series: (0..3)
+            .map(|k| {
+                (
+                    ["p", "q", "r"][k].to_string(),
+                    bfq.iter()
+                        .map(|r| r.report.contexts.get(k).map_or(f64::NAN, |c| c.byte_share))
+                        .collect(),
+                )
+            })
+            .collect(),
+    }
+    .save(&dir.join("bfq-shares"))?;
+    names.push("bfq-shares".into());
+    Ok(())
+}
+
+/// A comparison cell's text: its value, `≥` where the run was capped.
+fn cell_text(value: f64, lower_bound: bool) -> String {
+    fmt_bound(value, lower_bound)
+}
+
+/// The comparison as a heat map; returns its base name.
+fn draw_comparison(dir: &Path, c: &Comparison) -> anyhow::Result<String> {
+    Heatmap {
+        title: "Every scheduler on every microbenchmark (green: best of the column; shares: on target)",
+        rows: c.rows.iter().map(|r| r.scheduler.clone()).collect(),
+        columns: c.columns.iter().map(|k| format!("{} ({})", k.title, k.unit)).collect(),
+        cells: c
+            .rows
+            .iter()
+            .map(|r| {
+                r.cells
+                    .iter()
+                    .map(|x| {
+                        x.as_ref()
+                            .map(|x| (x.score, cell_text(x.value, x.lower_bound)))
+                    })
+                    .collect()
+            })
+            .collect(),
+    }
+    .save(&dir.join("comparison"))?;
+    Ok("comparison".into())
 }
 
 /// `report.md`: what was run, the published figures beside ours, the plots, and an
 /// explanation wherever ours differs from the paper by more than 15%.
-fn report(a: &Args, experiments: &[Experiment], plots: &[String]) -> String {
+fn report(
+    a: &Args,
+    opts: &PaperOptions,
+    experiments: &[Experiment],
+    comparison: &Comparison,
+    plots: &[String],
+) -> String {
     let mut md = String::new();
     let _ = writeln!(
         md,
@@ -353,8 +515,8 @@ fn report(a: &Args, experiments: &[Experiment], plots: &[String]) -> String {
                 "| {} | {} | {} | {} |",
                 r.quantity,
                 r.paper.map_or("-".into(), fmt),
-                fmt(r.ours),
-                r.ratio.map_or("-".into(), fmt)
+                fmt_bound(r.ours, r.lower_bound),
+                r.ratio.map_or("-".into(), |x| fmt_bound(x, r.lower_bound))
             );
         }
         let off: Vec<_> = e
@@ -371,9 +533,94 @@ fn report(a: &Args, experiments: &[Experiment], plots: &[String]) -> String {
         }
         let _ = writeln!(md);
     }
+    let _ = writeln!(md, "{}", paper::modelling_notes(opts));
+    md += &comparison_section(comparison);
     let _ = writeln!(md, "## Plots\n");
     for p in plots {
         let _ = writeln!(md, "![{p}]({p}.png) ([SVG]({p}.svg))\n");
     }
+    md
+}
+
+/// The comparison section of the report: the headline table, throughput and p99 latency of
+/// every scheduler on every microbenchmark, and who is best where.
+fn comparison_section(c: &Comparison) -> String {
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "## Comparison: every scheduler on every microbenchmark\n\n\
+         Every scheduler of the catalog (antsched's own, then the peers) on the suite's \
+         microbenchmarks, on the paper's disk: the section 4.1 access patterns, think times of 4 and \
+         8 ms (4.2.1: both readers; 4.2.2: one of them), the shares workloads (4.7's 1:2 and 1:1:3 in \
+         disk time, BFQ's 1:2 and 1:2:10 in bytes), two sequential readers, and the Linux/CAS \
+         tables (Table 1: the reader's time against a writer; Table 2: the find's time against a \
+         streaming reader; Table 3: MB/s of one and two finds). `≥` marks a run stopped at its \
+         cap before the timed job finished. Share columns give the ratio of the classes' shares and \
+         their weights' ratio in the header. The heat map \
+         ([comparison.png](comparison.png)) colours each column from its best (green) to its worst \
+         (red); share columns by distance from the target.\n"
+    );
+    let header = |md: &mut String, units: bool| {
+        let _ = write!(md, "| scheduler |");
+        for k in &c.columns {
+            if units {
+                let _ = write!(md, " {} ({}) |", k.title, k.unit);
+            } else {
+                let _ = write!(md, " {} |", k.title);
+            }
+        }
+        let _ = write!(md, "\n|---|");
+        for _ in &c.columns {
+            let _ = write!(md, "---|");
+        }
+        let _ = writeln!(md);
+    };
+    type Pick = fn(&paper::Cell) -> String;
+    let tables: [(&str, Pick); 3] = [
+        (
+            "What each microbenchmark measures (the heat map's numbers)",
+            |x| cell_text(x.value, x.lower_bound),
+        ),
+        ("Throughput (MB/s, all applications)", |x| {
+            fmt(x.throughput_mb_s)
+        }),
+        ("p99 latency of the worst-served context (ms)", |x| {
+            fmt(x.p99_ms)
+        }),
+    ];
+    for (k, (title, pick)) in tables.into_iter().enumerate() {
+        let _ = writeln!(md, "### {title}\n");
+        header(&mut md, k == 0);
+        for r in &c.rows {
+            let _ = write!(md, "| {} |", r.scheduler);
+            for x in &r.cells {
+                let _ = write!(md, " {} |", x.as_ref().map_or("-".into(), pick));
+            }
+            let _ = writeln!(md);
+        }
+        let _ = writeln!(md);
+    }
+    let _ = writeln!(md, "{}", paper::NOTES);
+    let _ = writeln!(md, "### Best on each (within 2% of the best score)\n");
+    let _ = writeln!(md, "| microbenchmark | measure | best |\n|---|---|---|");
+    for (k, best) in c.columns.iter().zip(&c.best) {
+        let measure = match k.measure {
+            Measure::Throughput => "MB/s, higher is better".to_string(),
+            Measure::Time => "seconds, lower is better".to_string(),
+            Measure::WriteBack => "write-back MB/s, higher is better".to_string(),
+            Measure::ShareRatio { target, bytes, .. } => format!(
+                "{} share ratio, target {}",
+                if bytes { "byte" } else { "disk-time" },
+                fmt(target)
+            ),
+        };
+        let best = if best.len() == c.rows.len() {
+            "all, within 2%".to_string()
+        } else {
+            best.join(", ")
+        };
+        let _ = writeln!(md, "| {} | {} | {} |", k.title, measure, best);
+    }
+    let _ = writeln!(md);
     md
 }

@@ -37,19 +37,25 @@ pub trait Plot {
     where
         DB::ErrorType: 'static;
 
+    /// Width and height in pixels.
+    fn size(&self) -> (u32, u32) {
+        SIZE
+    }
+
     /// Writes `base.png` and `base.svg`.
     fn save(&self, base: &Path) -> anyhow::Result<()> {
         register_font();
         let png = base.with_extension("png");
         let svg = base.with_extension("svg");
+        let size = self.size();
         {
-            let area = BitMapBackend::new(&png, SIZE).into_drawing_area();
+            let area = BitMapBackend::new(&png, size).into_drawing_area();
             self.draw(&area)?;
             area.present()
                 .map_err(|e| anyhow!("{e}"))
                 .with_context(|| format!("cannot write {}", png.display()))?;
         }
-        let area = SVGBackend::new(&svg, SIZE).into_drawing_area();
+        let area = SVGBackend::new(&svg, size).into_drawing_area();
         self.draw(&area)?;
         area.present()
             .map_err(|e| anyhow!("{e}"))
@@ -195,6 +201,90 @@ impl Plot for Bars<'_> {
             .label_font(("sans-serif", 15))
             .draw()
             .map_err(err)?;
+        Ok(())
+    }
+}
+
+/// A table of coloured cells: one row per `rows` entry, one column per `columns` entry, each
+/// cell coloured by its score (0 red, 1 green) and labelled with its text.
+pub struct Heatmap<'a> {
+    pub title: &'a str,
+    pub rows: Vec<String>,
+    pub columns: Vec<String>,
+    /// `cells[row][column]`: score in [0, 1] and label; `None` is drawn blank.
+    pub cells: Vec<Vec<Option<(f64, String)>>>,
+}
+
+impl Heatmap<'_> {
+    const CELL: (i32, i32) = (64, 26);
+    const LEFT: i32 = 150;
+    const TOP: i32 = 210;
+}
+
+impl Plot for Heatmap<'_> {
+    fn size(&self) -> (u32, u32) {
+        let w = Self::LEFT + Self::CELL.0 * self.columns.len() as i32 + 20;
+        let h = Self::TOP + Self::CELL.1 * self.rows.len() as i32 + 20;
+        (w.max(400) as u32, h.max(300) as u32)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        use plotters::style::text_anchor::{HPos, Pos, VPos};
+        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("plot: {e:?}");
+        area.fill(&WHITE).map_err(err)?;
+        let (cw, ch) = Self::CELL;
+        area.draw(&Text::new(
+            self.title.to_string(),
+            (12, 12),
+            ("sans-serif", 22).into_font(),
+        ))
+        .map_err(err)?;
+        let header = TextStyle::from(("sans-serif", 13).into_font())
+            .transform(FontTransform::Rotate270)
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        for (j, c) in self.columns.iter().enumerate() {
+            let x = Self::LEFT + j as i32 * cw + cw / 2;
+            area.draw(&Text::new(c.clone(), (x, Self::TOP - 6), header.clone()))
+                .map_err(err)?;
+        }
+        let row_style = TextStyle::from(("sans-serif", 14).into_font())
+            .pos(Pos::new(HPos::Right, VPos::Center));
+        let cell_style = TextStyle::from(("sans-serif", 12).into_font())
+            .pos(Pos::new(HPos::Center, VPos::Center));
+        for (i, name) in self.rows.iter().enumerate() {
+            let y = Self::TOP + i as i32 * ch;
+            area.draw(&Text::new(
+                name.clone(),
+                (Self::LEFT - 8, y + ch / 2),
+                row_style.clone(),
+            ))
+            .map_err(err)?;
+            for (j, cell) in self.cells[i].iter().enumerate() {
+                let x = Self::LEFT + j as i32 * cw;
+                let Some((score, label)) = cell else {
+                    continue;
+                };
+                // Red (0) through yellow to green (1), light enough to read the label on.
+                let hue = score.clamp(0.0, 1.0) / 3.0;
+                let fill = HSLColor(hue, 0.65, 0.72);
+                area.draw(&Rectangle::new([(x, y), (x + cw, y + ch)], fill.filled()))
+                    .map_err(err)?;
+                area.draw(&Rectangle::new(
+                    [(x, y), (x + cw, y + ch)],
+                    WHITE.stroke_width(1),
+                ))
+                .map_err(err)?;
+                area.draw(&Text::new(
+                    label.clone(),
+                    (x + cw / 2, y + ch / 2),
+                    cell_style.clone(),
+                ))
+                .map_err(err)?;
+            }
+        }
         Ok(())
     }
 }

@@ -48,8 +48,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One row per run: throughput, utilization, per-context throughput and p99 latency, the
-/// scheduler's waits, and the simulator's speed.
+/// One row per run: its length (with `exitall`, the time the job that ended it took: the
+/// Linux/CAS paper's measure), throughput, utilization, per-context throughput and share,
+/// the scheduler's waits, and the simulator's speed.
 pub fn table(runs: &[RunReport]) -> String {
     let mut out = String::new();
     let w = runs
@@ -59,8 +60,14 @@ pub fn table(runs: &[RunReport]) -> String {
         .unwrap_or(9)
         .max(9);
     out += &format!(
-        "{:w$}  {:>8}  {:>5}  {:>27}  {:>17}  {:>10}\n",
-        "scheduler", "MB/s", "util", "per context MB/s (share)", "waits/hits/t.o.", "sim req/s"
+        "{:w$}  {:>8}  {:>8}  {:>5}  {:>27}  {:>17}  {:>10}\n",
+        "scheduler",
+        "secs",
+        "MB/s",
+        "util",
+        "per context MB/s (share)",
+        "waits/hits/t.o.",
+        "sim req/s"
     );
     for r in runs {
         let per: Vec<String> = r
@@ -70,8 +77,9 @@ pub fn table(runs: &[RunReport]) -> String {
             .collect();
         let a = &r.anticipation;
         out += &format!(
-            "{:w$}  {:8.2}  {:5.3}  {:>27}  {:>17}  {:>10}\n",
+            "{:w$}  {:8.2}  {:8.2}  {:5.3}  {:>27}  {:>17}  {:>10}\n",
             r.scheduler,
+            r.duration_s,
             r.throughput_mb_s,
             r.utilization,
             per.join(" "),

@@ -4,7 +4,10 @@
 //! and the scheduler is asked what to dispatch after every event. A completion is handled, and
 //! the scheduler decides, *before* the issuer that waited for it issues its next request, even
 //! with zero think time: that ordering is deceptive idleness (section 2 of the paper), and the
-//! reason anticipation exists.
+//! reason anticipation exists. A short-lived context (`antsched_context_per_file`) likewise
+//! exits in an event of its own after its last completion, never inside it: the scheduler
+//! decides while the process is still alive, as the kernel's does, which is what lets the
+//! Linux/CAS paper's Cooperative AS wait for its successor.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -33,6 +36,8 @@ enum Event {
     Complete(RequestId, u64),
     /// The write-back daemon wakes up.
     Flush,
+    /// A short-lived context (`antsched_context_per_file`) exits.
+    Exit(ContextId),
 }
 
 /// Why a disk request exists.
@@ -58,6 +63,9 @@ struct AppState {
 /// An issuer as it runs.
 struct Run {
     ctx: ContextId,
+    /// The long-lived context that reads the directories of a context-per-file chain
+    /// (`find` in `find -exec cat`); `None` for other jobs.
+    parent: Option<ContextId>,
     class: ClassId,
     cursor: Cursor,
     ra: ReadAhead,
@@ -104,6 +112,8 @@ pub struct Simulation<'a> {
     flush_pending: bool,
     flush_interval: Nanos,
     stop: Option<Nanos>,
+    /// When the last issuer finished (or an `exitall` job did), if that ended the run.
+    ended: Option<Nanos>,
     pieces: Vec<(u64, u32)>,
     // Measurements.
     busy: Nanos,
@@ -136,8 +146,13 @@ impl<'a> Simulation<'a> {
         let mut runs = Vec::new();
         for issuer in &workload.issuers {
             let job = &jobs.jobs[issuer.job];
+            let parent = job.dir_files.map(|_| {
+                next_context += 1;
+                ContextId(next_context - 1)
+            });
             runs.push(Run {
                 ctx: ContextId(next_context),
+                parent,
                 class: issuer.class,
                 cursor: Cursor::new(job, issuer),
                 ra: ReadAhead::default(),
@@ -203,6 +218,7 @@ impl<'a> Simulation<'a> {
             flush_pending: false,
             flush_interval,
             stop,
+            ended: None,
             pieces: Vec::new(),
             busy: 0,
             busy_until: 0,
@@ -261,6 +277,7 @@ impl<'a> Simulation<'a> {
                 Some(Event::Issue(i)) => self.issue(i),
                 Some(Event::Complete(id, bytes)) => self.complete(id, bytes),
                 Some(Event::Flush) => self.flush(),
+                Some(Event::Exit(ctx)) => self.sched.context_exited(ctx, self.now),
                 None => {} // the timeout: asking the scheduler again is all it takes
             }
             self.drive();
@@ -369,7 +386,11 @@ impl<'a> Simulation<'a> {
         let region = *self.runs[i].cursor.region(io.region);
         let workload: &'a Workload = self.workload;
         let file = workload.layout.file(region.file);
-        let (ctx, class) = (self.runs[i].ctx, self.runs[i].class);
+        let ctx = match self.runs[i].parent {
+            Some(parent) if region.directory => parent,
+            _ => self.runs[i].ctx,
+        };
+        let class = self.runs[i].class;
         let app = self.alloc_app(AppState {
             issuer: i,
             bytes: io.len,
@@ -381,7 +402,9 @@ impl<'a> Simulation<'a> {
         let end = io.offset + io.len;
         let mut waiting = 0;
         match io.op {
-            Op::Read if job.readahead_applies() => {
+            // A directory block is read on its own, without read-ahead (ext3 reads a
+            // directory block by block), by the parent context.
+            Op::Read if job.readahead_applies() && !region.directory => {
                 let plan = self.runs[i].ra.plan(
                     io.region,
                     io.offset,
@@ -481,12 +504,25 @@ impl<'a> Simulation<'a> {
             let _ = r.latency.record(us.min(r.latency.high()));
         }
         let think = r.cursor.think_after_completion(job);
-        if job.context_per_file && r.outstanding == 0 && r.cursor.file_passed() {
+        let mut exits = None;
+        let directory = r.cursor.region(r.cursor.current_file()).directory;
+        if job.context_per_file && r.outstanding == 0 && r.cursor.file_passed() && !directory {
             // This process has read its file and exits; the next file is read by a new one.
-            self.sched.context_exited(r.ctx, self.now);
+            // It exits as a process does: once it has run again (woken by the completion, it
+            // returns from its last read and its next one finds the end of the file), so
+            // `antsched_issue_delay` after the completion, and always as an event of its own.
+            // The scheduler decides after the completion *before* the process exits, as the
+            // kernel's does: the completion interrupt runs the queue while the process is
+            // still asleep. Exiting here, inside the completion, would show the scheduler a
+            // dead process at the very decision anticipation is for, and no scheduler could
+            // ever wait for a cooperating successor (the Linux/CAS paper's section 4).
+            exits = Some(r.ctx);
             r.ctx = ContextId(self.next_context);
             r.ra = ReadAhead::default();
             self.next_context += 1;
+        }
+        if let Some(ctx) = exits {
+            self.at(self.now + job.issue_delay_ns, Event::Exit(ctx));
         }
         let t = self.now + think + job.issue_delay_ns;
         self.at(t, Event::Issue(i));
@@ -497,11 +533,17 @@ impl<'a> Simulation<'a> {
         if r.done && r.outstanding == 0 && !r.finished {
             r.finished = true;
             self.sched.context_exited(r.ctx, self.now);
+            if let Some(parent) = r.parent {
+                self.sched.context_exited(parent, self.now);
+            }
             self.live -= 1;
             if self.job(i).exitall {
                 // fio's `exitall`: this job's end is the run's end.
                 self.live = 0;
                 self.last_completion = self.now;
+            }
+            if self.live == 0 {
+                self.ended = Some(self.now);
             }
         }
     }
@@ -576,7 +618,13 @@ impl<'a> Simulation<'a> {
     }
 
     fn report(self, wall_s: f64) -> RunReport {
-        let end = self.stop.unwrap_or(self.last_completion).max(1);
+        // The run ends at the runtime, or earlier when every issuer (or an `exitall` one) has
+        // finished before it.
+        let end = match self.stop {
+            Some(s) if self.ended.is_none_or(|e| e >= s) => s,
+            _ => self.last_completion,
+        }
+        .max(1);
         let secs = end as f64 / 1e9;
         let total_bytes: u64 = self.runs.iter().map(|r| r.bytes).sum();
         let total_busy: Nanos =

@@ -8,7 +8,7 @@
 
 use antsched_core::{ClassId, DEFAULT_WEIGHT};
 
-use crate::fio::{FileTarget, Job, JobFile};
+use crate::fio::{FileTarget, Job, JobFile, DIR_BLOCK};
 use crate::layout::{DiskLayout, FileId, FileLayout};
 use crate::SimError;
 
@@ -20,6 +20,9 @@ pub struct Region {
     pub file: FileId,
     pub start: u64,
     pub len: u64,
+    /// A directory that the job's parent context reads before the files that follow it
+    /// (`antsched_dir_files`), rather than a file for a short-lived context.
+    pub directory: bool,
 }
 
 /// One job clone: a process, or with `antsched_context_per_file` a chain of short-lived ones.
@@ -95,6 +98,8 @@ fn file_bytes(jobs: &JobFile, job: &Job) -> Result<u64, SimError> {
 pub fn compile(jobs: &JobFile, capacity_sectors: u64, seed: u64) -> Result<Workload, SimError> {
     let capacity = capacity_sectors * SECTOR;
     let mut needs: Vec<Need> = Vec::new();
+    // Names of the directories among them (`antsched_dir_files`).
+    let mut dirs: std::collections::HashSet<String> = Default::default();
     // (job, clone) -> names of its files, in order.
     let mut files_of: Vec<Vec<Vec<String>>> = Vec::new();
     for (j, job) in jobs.jobs.iter().enumerate() {
@@ -120,10 +125,27 @@ pub fn compile(jobs: &JobFile, capacity_sectors: u64, seed: u64) -> Result<Workl
                 FileTarget::Generated => {
                     let size = job.offset + file_bytes(jobs, job)?;
                     for f in 0..job.nrfiles {
+                        if let Some(n) = job.dir_files.filter(|&n| u64::from(f) % n == 0) {
+                            // A directory's block lies just before its files, as ext3
+                            // allocates a directory's files near the directory.
+                            let name = format!("{}.{clone}.dir{}", job.name, u64::from(f) / n);
+                            dirs.insert(name.clone());
+                            let at = (clone == 0 && f == 0).then_some(job.disk_offset).flatten();
+                            needs.push(Need {
+                                name: name.clone(),
+                                size: DIR_BLOCK,
+                                job: j,
+                                extents: None,
+                                at,
+                            });
+                            names.push(name);
+                        }
                         let name = format!("{}.{clone}.{f}", job.name);
                         // Only the first file of the first clone is placed explicitly; the
                         // rest follow it.
-                        let at = (clone == 0 && f == 0).then_some(job.disk_offset).flatten();
+                        let at = (clone == 0 && f == 0 && job.dir_files.is_none())
+                            .then_some(job.disk_offset)
+                            .flatten();
                         needs.push(Need {
                             name: name.clone(),
                             size,
@@ -238,17 +260,27 @@ pub fn compile(jobs: &JobFile, capacity_sectors: u64, seed: u64) -> Result<Workl
                         file,
                         start: job.offset,
                         len,
+                        directory: false,
                     }]
                 }
                 _ => files_of[j][clone as usize]
                     .iter()
                     .map(|n| {
                         let file = layout.find(n).expect("every needed file was placed");
+                        if dirs.contains(n) {
+                            return Region {
+                                file,
+                                start: 0,
+                                len: DIR_BLOCK,
+                                directory: true,
+                            };
+                        }
                         let len = layout.file(file).size - job.offset;
                         Region {
                             file,
                             start: job.offset,
                             len: job.file_size().map_or(len, |s| s.min(len)),
+                            directory: false,
                         }
                     })
                     .collect(),
@@ -361,5 +393,33 @@ mod tests {
             .map(|r| w.layout.file(r.file).start)
             .collect();
         assert_eq!(starts, vec![0, 32, 64, 96]);
+    }
+
+    #[test]
+    fn a_directory_block_lies_before_each_directorys_files() {
+        let jobs = parse(
+            "[tree]\nnrfiles=4\nfilesize=16k\nfile_service_type=sequential\n\
+             antsched_context_per_file=1\nantsched_dir_files=2\nantsched_disk_offset=1m\n",
+            "t.fio",
+        )
+        .unwrap();
+        let w = compile(&jobs, CAP, 1).unwrap();
+        let laid: Vec<(u64, u64, bool)> = w.issuers[0]
+            .regions
+            .iter()
+            .map(|r| (w.layout.file(r.file).start, r.len, r.directory))
+            .collect();
+        // 1 MiB = sector 2048: a 4 KiB directory (8 sectors), its two files, the next one.
+        assert_eq!(
+            laid,
+            vec![
+                (2048, 4096, true),
+                (2056, 16384, false),
+                (2088, 16384, false),
+                (2120, 4096, true),
+                (2128, 16384, false),
+                (2160, 16384, false),
+            ]
+        );
     }
 }

@@ -272,6 +272,29 @@ fn context_per_file_with_nrfiles_and_filesize() {
 }
 
 #[test]
+fn find_reads_its_directories_every_n_files() {
+    let file = parse(
+        "[find]\nnrfiles=64\nfilesize=16k\nbs=16k\nfile_service_type=sequential\n\
+         antsched_context_per_file=1\nantsched_dir_files=16\n",
+    );
+    assert_eq!(file.jobs[0].dir_files, Some(16));
+    assert_eq!(parse("[a]\nsize=1g\n").jobs[0].dir_files, None);
+    // Directories only make sense for a chain of short-lived processes over generated files.
+    let e = parse_err("[a]\nnrfiles=4\nfilesize=4k\nantsched_dir_files=2\n");
+    assert_error(&e, 4, "antsched_dir_files");
+    let e = parse_err(
+        "[a]\nfilename=x\nsize=1g\nfile_service_type=sequential\nantsched_context_per_file=1\n\
+         antsched_dir_files=2\n",
+    );
+    assert_error(&e, 6, "antsched_dir_files");
+    let e = parse_err(
+        "[a]\nnrfiles=4\nfilesize=4k\nfile_service_type=sequential\n\
+         antsched_context_per_file=1\nantsched_dir_files=0\n",
+    );
+    assert_eq!(e.line, 6, "{e}");
+}
+
+#[test]
 fn async_io_uring_iodepth_8() {
     let file =
         parse("[async]\nioengine=io_uring\niodepth=8\ndirect=1\nrw=randread\nbs=4k\nsize=1g\n");
@@ -582,6 +605,7 @@ fn job_file_line() -> impl Strategy<Value = String> {
         "antsched_split",
         "antsched_readahead",
         "antsched_context_per_file",
+        "antsched_dir_files",
         "antsched_dirty_limit",
         "antsched_writeback_interval",
         "name",

@@ -309,3 +309,297 @@ fn every_difference_beyond_15_percent_is_explained() {
         }
     }
 }
+
+/// Wraps a scheduler and records what the engine tells it.
+struct Recorder {
+    inner: Box<dyn antsched_core::Scheduler>,
+    log: std::sync::Arc<std::sync::Mutex<Vec<Call>>>,
+    contexts: HashMap<RequestId, antsched_core::ContextId>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Call {
+    Complete(antsched_core::ContextId),
+    Decide,
+    Exit(antsched_core::ContextId),
+}
+
+impl antsched_core::Scheduler for Recorder {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn enqueue(&mut self, req: antsched_core::Request, now: Nanos) {
+        self.contexts.insert(req.id, req.context);
+        self.inner.enqueue(req, now)
+    }
+    fn complete(&mut self, id: RequestId, now: Nanos) {
+        self.log
+            .lock()
+            .unwrap()
+            .push(Call::Complete(self.contexts[&id]));
+        self.inner.complete(id, now)
+    }
+    fn poll_dispatch(&mut self, now: Nanos) -> Option<antsched_core::Request> {
+        self.log.lock().unwrap().push(Call::Decide);
+        self.inner.poll_dispatch(now)
+    }
+    fn poll_timeout(&self) -> Option<Nanos> {
+        self.inner.poll_timeout()
+    }
+    fn context_exited(&mut self, ctx: antsched_core::ContextId, now: Nanos) {
+        self.log.lock().unwrap().push(Call::Exit(ctx));
+        self.inner.context_exited(ctx, now)
+    }
+    fn set_class_weight(&mut self, class: antsched_core::ClassId, weight: u32) {
+        self.inner.set_class_weight(class, weight)
+    }
+    fn pending(&self) -> usize {
+        self.inner.pending()
+    }
+    fn in_flight(&self) -> usize {
+        self.inner.in_flight()
+    }
+    fn anticipation(&self) -> antsched_core::AnticipationStats {
+        self.inner.anticipation()
+    }
+}
+
+#[test]
+fn a_short_lived_context_exits_after_the_decision_that_follows_its_last_completion() {
+    // As in the kernel: the completion interrupt runs the queue while the process that waited
+    // is still asleep; it exits only once it runs again. A scheduler told of the exit inside
+    // the completion could never wait for a cooperating successor (CAS, section 4).
+    let jobs = job(
+        "[find]\nnrfiles=6\nfilesize=16k\nbs=16k\nfile_service_type=sequential\n\
+         antsched_context_per_file=1\nantsched_dir_files=3\nthinktime=1ms\n",
+    );
+    let device = SharedDevice::new(disk_model("deskstar-34gxp").unwrap());
+    let w = workload::compile(&jobs, device.capacity_sectors(), 1).unwrap();
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sched = Box::new(Recorder {
+        inner: antsched_core::build("cas", &BuildEnv::default()).unwrap(),
+        log: log.clone(),
+        contexts: HashMap::new(),
+    });
+    Simulation::new(&jobs, &w, sched, device)
+        .unwrap()
+        .run()
+        .unwrap();
+    let log = log.lock().unwrap().clone();
+    let exits: Vec<usize> = (0..log.len())
+        .filter(|&k| matches!(log[k], Call::Exit(_)))
+        .collect();
+    // Six cats exit (and, at the end, the find and the unused next context).
+    assert!(exits.len() >= 6, "{log:?}");
+    for &k in &exits[..6] {
+        let Call::Exit(ctx) = log[k] else {
+            unreachable!()
+        };
+        let done = log[..k]
+            .iter()
+            .rposition(|c| *c == Call::Complete(ctx))
+            .unwrap_or_else(|| panic!("{ctx:?} exited before it completed anything"));
+        assert!(
+            log[done..k].contains(&Call::Decide),
+            "{ctx:?} exited before the scheduler decided after its completion: {:?}",
+            &log[done..=k]
+        );
+    }
+    // The directories are read by one long-lived context, the files by one each.
+    let readers: std::collections::BTreeSet<_> = log
+        .iter()
+        .filter_map(|c| match c {
+            Call::Complete(ctx) => Some(*ctx),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(readers.len(), 7, "six cats and the find: {readers:?}");
+}
+
+#[test]
+fn a_run_ends_when_its_jobs_finish_before_the_runtime() {
+    // `runtime` bounds a job that is not time-based; it does not stretch the run. Two 16 MiB
+    // readers take well under a second each; the run must not report 300 s.
+    let jobs = "[global]\nrw=read\nbs=64k\nsize=16m\ndirect=1\nruntime=300s\n\
+                [a]\nfilename=a\n[b]\nfilename=b\nantsched_disk_offset=6g\n";
+    let r = sim(jobs, "deadline", 1);
+    assert!(r.duration_s < 10.0, "{} s", r.duration_s);
+    assert_eq!(r.bytes, 2 * (16 << 20));
+    // With `exitall`, the job that has it ends the run, before the runtime.
+    let r = sim(&format!("{jobs}exitall\n"), "deadline", 1);
+    assert!(r.duration_s < 10.0, "{} s", r.duration_s);
+    // A time-based run still lasts exactly its runtime.
+    let r = sim(
+        "[a]\nrw=read\nbs=64k\nsize=16m\ndirect=1\ntime_based\nruntime=2s\nfilename=a\n",
+        "deadline",
+        1,
+    );
+    assert_eq!(r.duration_s, 2.0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Linux/CAS paper's tables, BFQ's shares, and comparison mode (same suite run).
+
+/// The timed job's seconds (the run's length) and whether the run was capped first.
+fn timed(group: &str, variant: &str, label: &str) -> (f64, bool) {
+    let r = suite()
+        .0
+        .iter()
+        .find(|r| r.plan.group == group && r.plan.variant == variant && r.plan.label == label)
+        .unwrap_or_else(|| panic!("no run {group} {variant} {label}"));
+    let cap = r.plan.cap_s.expect("a timed run has a cap");
+    (r.report.duration_s, r.report.duration_s >= cap - 1e-6)
+}
+
+#[test]
+fn cas_table1_deadline_lets_a_writer_delay_the_reader_an_order_of_magnitude_more_than_as() {
+    // The paper: deadline 129 s, LAS 10 s, CAS 9 s. Ranking: deadline slowest; deadline over
+    // LAS between 5 and 30 (an order of magnitude, the paper's 12.9 within a factor of 2.5);
+    // CAS within 10% of LAS (there is nothing to cooperate on).
+    let (d, d_capped) = timed("cas-table1", "", "deadline");
+    let (l, _) = timed("cas-table1", "", "linux-as");
+    let (c, _) = timed("cas-table1", "", "cas");
+    assert!(!d_capped, "deadline's reader did not finish");
+    assert!(
+        (5.0..=30.0).contains(&(d / l)),
+        "deadline {d} s, linux-as {l} s"
+    );
+    assert!((c / l - 1.0).abs() <= 0.1, "cas {c} s, linux-as {l} s");
+    // CFQ and BFQ protect the reader too (within 3x LAS's time).
+    for s in ["cfq", "bfq", "linux-as-2.6.32"] {
+        let (t, _) = timed("cas-table1", "", s);
+        assert!(t <= 3.0 * l, "{s}: {t} s against linux-as {l} s");
+    }
+    // The weakness the report states: Aged-SPTF lets the write-back flood age past its bound
+    // and then serves it oldest first, and the reader waits behind it (antsched's anticipation
+    // cannot help a reader whose request is never the SPTF choice). If this starts to fail,
+    // the report's comparison text is out of date.
+    let (_, capped) = timed("cas-table1", "", "as-aged-sptf");
+    assert!(
+        capped,
+        "as-aged-sptf no longer starves the reader: update the report"
+    );
+}
+
+#[test]
+fn cas_table2_las_starves_find_exec_cat_and_cas_does_not() {
+    // The paper: CAS 255 s < deadline 297 s << LAS 4,767 s. Ranking CAS < deadline < LAS;
+    // LAS over CAS between 6 and 60 and LAS over deadline between 4 and 50 (an order of
+    // magnitude; the paper's 18.7 and 16); deadline over CAS between 1 and 5 (same order; the
+    // paper's 1.16). linux-as-2.6.32's cooperating rules within 10% of CAS.
+    let (d, _) = timed("cas-table2", "", "deadline");
+    let (l, l_capped) = timed("cas-table2", "", "linux-as");
+    let (c, _) = timed("cas-table2", "", "cas");
+    assert!(!l_capped, "linux-as's find did not finish: raise the cap");
+    assert!(c < d && d < l, "cas {c} s, deadline {d} s, linux-as {l} s");
+    assert!((6.0..=60.0).contains(&(l / c)), "linux-as {l} s, cas {c} s");
+    assert!(
+        (4.0..=50.0).contains(&(l / d)),
+        "linux-as {l} s, deadline {d} s"
+    );
+    assert!((1.0..=5.0).contains(&(d / c)), "deadline {d} s, cas {c} s");
+    let (m, _) = timed("cas-table2", "", "linux-as-2.6.32");
+    assert!((m / c - 1.0).abs() <= 0.1, "2.6.32 {m} s, cas {c} s");
+    // Throughput: LAS and CAS keep the stream going (within 15% of each other), deadline at
+    // most half of it (the paper: 35, 34 and 9 MB/s).
+    let tp = |s: &str| mb_s("cas-table2", "", None, s);
+    assert!((tp("cas") / tp("linux-as") - 1.0).abs() <= 0.15);
+    assert!(tp("deadline") <= 0.5 * tp("cas"));
+}
+
+#[test]
+fn cas_table3_two_finds_cause_a_seek_storm_that_cas_avoids() {
+    // The paper: one instance 14.5 to 15.5 MB/s under all three (within 7%); two instances
+    // keep 28% (deadline), 26% (LAS) and 75% (CAS) of it. Ours: one instance within 10%
+    // across the three; two keep at least 60% under CAS, at most 40% under deadline and LAS,
+    // and CAS at least twice both.
+    let tp = |v: &str, s: &str| mb_s("cas-table3", v, None, s);
+    let one: Vec<f64> = ["deadline", "linux-as", "cas"]
+        .iter()
+        .map(|s| tp("1-instance", s))
+        .collect();
+    let (lo, hi) = one
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+    assert!(hi / lo <= 1.1, "{one:?}");
+    for s in ["deadline", "linux-as"] {
+        let kept = tp("2-instances", s) / tp("1-instance", s);
+        assert!(kept <= 0.4, "{s} keeps {kept}");
+        assert!(
+            tp("2-instances", "cas") >= 2.0 * tp("2-instances", s),
+            "{s}"
+        );
+    }
+    let kept = tp("2-instances", "cas") / tp("1-instance", "cas");
+    assert!(kept >= 0.6, "cas keeps {kept}");
+}
+
+#[test]
+fn bfq_shares_follow_the_weights_and_two_readers_keep_85_percent() {
+    // Byte shares within 10% (relative) of the weights' shares, 1:2 and 1:2:10.
+    let bytes = |v: &str| -> Vec<f64> {
+        suite()
+            .0
+            .iter()
+            .find(|r| r.plan.group == "bfq-shares" && r.plan.variant == v && r.plan.label == "bfq")
+            .unwrap()
+            .report
+            .contexts
+            .iter()
+            .map(|c| c.byte_share)
+            .collect()
+    };
+    for (v, weights) in [("1:2", &[1.0, 2.0][..]), ("1:2:10", &[1.0, 2.0, 10.0][..])] {
+        let got = bytes(v);
+        let total: f64 = weights.iter().sum();
+        for (k, w) in weights.iter().enumerate() {
+            let want = w / total;
+            assert!(
+                (got[k] / want - 1.0).abs() <= 0.10,
+                "{v}: class {k} has {} of the bytes, its weight {want}",
+                got[k]
+            );
+        }
+    }
+    // Two sequential readers under BFQ: at least 85% of one reader's bandwidth.
+    let two = mb_s("bfq-shares", "2-readers", None, "bfq");
+    let one = mb_s("bfq-shares", "1-reader", None, "bfq");
+    assert!(two >= 0.85 * one, "{two} MB/s against {one} alone");
+}
+
+#[test]
+fn comparison_mode_covers_every_scheduler_of_the_catalog_on_every_microbenchmark() {
+    let c = paper::compare(&suite().0);
+    let names: Vec<&str> = antsched_core::catalog().iter().map(|s| s.name).collect();
+    let rows: Vec<&str> = c.rows.iter().map(|r| r.scheduler.as_str()).collect();
+    assert_eq!(rows, names, "one row per scheduler, in the catalog's order");
+    for r in &c.rows {
+        for (k, cell) in r.cells.iter().enumerate() {
+            let cell = cell
+                .as_ref()
+                .unwrap_or_else(|| panic!("{} has no run for {}", r.scheduler, c.columns[k].id));
+            assert!(
+                cell.throughput_mb_s.is_finite() && (0.0..=1.0).contains(&cell.score),
+                "{} on {}: {cell:?}",
+                r.scheduler,
+                c.columns[k].id
+            );
+        }
+    }
+    // Every column has a best, and it includes the section 4.1, 4.2, shares, BFQ and CAS
+    // workloads.
+    assert!(c.best.iter().all(|b| !b.is_empty()));
+    for group in [
+        "fig4-access-patterns",
+        "fig5-symmetric",
+        "fig6-asymmetric",
+        "fig12-stride-1-2",
+        "sec2-shares-1-1-3",
+        "bfq-shares",
+        "cas-table1",
+        "cas-table2",
+        "cas-table3",
+    ] {
+        assert!(c.columns.iter().any(|k| k.group == group), "{group}");
+    }
+}

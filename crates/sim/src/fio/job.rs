@@ -163,6 +163,11 @@ pub struct Job {
     pub readahead: u64,
     /// `antsched_context_per_file=1`: each file is read by a new, short-lived context.
     pub context_per_file: bool,
+    /// `antsched_dir_files=N`: with a context per file, the files form directories of N,
+    /// and before each directory's files the job's long-lived parent context (`find`) reads
+    /// the directory: one [`DIR_BLOCK`] read laid out just before them. `None`: no
+    /// directories.
+    pub dir_files: Option<u64>,
     /// `antsched_dirty_limit=`: dirty data a buffered writer may hold before it blocks.
     /// Default 64 MiB.
     pub dirty_limit: u64,
@@ -181,6 +186,9 @@ pub const DEFAULT_BS: u64 = 4096;
 pub const DEFAULT_SPLIT: u64 = 128 * 1024;
 /// Default `antsched_readahead`: Linux's default `read_ahead_kb` of 128.
 pub const DEFAULT_READAHEAD: u64 = 128 * 1024;
+/// What `find` reads of one directory (`antsched_dir_files`): one 4 KiB file-system block,
+/// ext3's block size, which holds the names of a directory of a few dozen files.
+pub const DIR_BLOCK: u64 = 4096;
 /// Default `antsched_dirty_limit`: 64 MiB, one to two seconds of a 2000s-era disk's
 /// sequential bandwidth, so a streaming writer blocks (and pressures the scheduler with
 /// write-back) within the first seconds of a run, as `dd` does once it passes Linux's dirty
@@ -545,6 +553,7 @@ pub(crate) fn resolve(
             .bytes("antsched_readahead")
             .unwrap_or(DEFAULT_READAHEAD),
         context_per_file: view.boolean("antsched_context_per_file").unwrap_or(false),
+        dir_files: view.count("antsched_dir_files"),
         dirty_limit: view
             .bytes("antsched_dirty_limit")
             .unwrap_or(DEFAULT_DIRTY_LIMIT),
@@ -637,6 +646,22 @@ fn check(job: &Job, origin: &str) -> Result<(), FioError> {
             "antsched_context_per_file",
             "reads each file to its end in a new context (`find -exec cat`), which needs \
              `file_service_type=sequential` (finish one file before the next); add it"
+                .into(),
+        ));
+    }
+    if job.dir_files.is_some() && !job.context_per_file {
+        return Err(conflict(
+            "antsched_dir_files",
+            "groups the files that `find -exec cat` reads into directories, which needs \
+             `antsched_context_per_file=1` (a new context per file); add it"
+                .into(),
+        ));
+    }
+    if job.dir_files.is_some() && job.filename != FileTarget::Generated {
+        return Err(conflict(
+            "antsched_dir_files",
+            "lays out directories between the job's generated files; leave `filename` out \
+             and give `nrfiles` and `filesize`"
                 .into(),
         ));
     }

@@ -93,7 +93,8 @@
 //! | `antsched_issue_delay` | time, unit required | 0 | CPU time between a completion and the next request reaching the disk (the system call or page fault) |
 //! | `antsched_split` | size, > 0, multiple of 512 | `128k` | the file system splits larger requests into pieces of this size that the scheduler treats as one request (section 4.2.4; FreeBSD's 128 KB) |
 //! | `antsched_readahead` | size, multiple of 512 | `128k` | maximum read-ahead window for buffered (`direct=0`) reads with `psync`/`sync`/`pvsync`/`pvsync2`; 0 turns read-ahead off (Linux's default `read_ahead_kb` is 128) |
-//! | `antsched_context_per_file` | 0 or 1 | 0 | each file of the job is read by a new, short-lived context (`find . -type f -exec cat {} \;`); use with `nrfiles`/`filesize` and `file_service_type=sequential` |
+//! | `antsched_context_per_file` | 0 or 1 | 0 | each file of the job is read by a new, short-lived context (`find . -type f -exec cat {} \;`); use with `nrfiles`/`filesize` and `file_service_type=sequential`. The context exits `antsched_issue_delay` after its last I/O completes, after the scheduler's decision |
+//! | `antsched_dir_files` | N ≥ 1 | none | with a context per file: directories of N files, each read first (one [`DIR_BLOCK`] before its files) by the job's long-lived parent context (`find`); generated files only |
 //! | `antsched_dirty_limit` | size, > 0 | `64m` | buffered writers: dirty data a context may hold before it blocks ([`DEFAULT_DIRTY_LIMIT`] says why 64 MiB) |
 //! | `antsched_writeback_interval` | time, > 0, unit required | `100ms` | buffered writers: how often write-back flushes dirty data ([`DEFAULT_WRITEBACK_INTERVAL_NS`] says why) |
 //!
@@ -136,7 +137,7 @@ pub use error::{ErrorKind, FioError};
 pub use job::{
     Extents, FileServiceType, FileTarget, IoEngine, Job, JobFile, RwPattern, ThinkTimeDist,
     DEFAULT_BS, DEFAULT_DIRTY_LIMIT, DEFAULT_READAHEAD, DEFAULT_SPLIT,
-    DEFAULT_WRITEBACK_INTERVAL_NS,
+    DEFAULT_WRITEBACK_INTERVAL_NS, DIR_BLOCK,
 };
 
 use job::{Setting, Settings};

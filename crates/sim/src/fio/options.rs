@@ -178,6 +178,11 @@ pub(crate) static OPTIONS: &[OptionSpec] = &[
         "antsched_context_per_file=1",
     ),
     opt(
+        "antsched_dir_files",
+        count(1, u32::MAX as u64),
+        "antsched_dir_files=16",
+    ),
+    opt(
         "antsched_dirty_limit",
         size(true, false),
         "antsched_dirty_limit=64m",

@@ -14,14 +14,30 @@
 //!   granularities of 50 us to 1 ms.
 //! - 4.7: proportional share, 1:2 with two readers and 1:1:3 with three.
 //! - 4.8: the access-pattern benchmark on a 15,000 rpm disk.
+//!
+//! And from the papers on the peers:
+//! - the Linux/CAS paper's Tables 1 to 3: a reader against a streaming writer, `find -exec
+//!   cat` against a streaming reader (starvation), and one and two `find -exec cat` (the seek
+//!   storm);
+//! - BFQ's bandwidth shares with weights 1:2 and 1:2:10, and two readers against one.
+//!
+//! [`compare`] sets every scheduler of the catalog side by side on every microbenchmark
+//! (comparison mode).
 
+mod compare;
 mod explain;
+mod peers;
 mod published;
 mod workloads;
 
+pub use compare::{compare, Cell, Column, Comparison, ComparisonRow, Measure, NOTES};
 pub use explain::explain;
+pub use peers::disk_mb_s;
 pub use published::{evaluate, Experiment, Row};
-pub use workloads::{plan, PaperOptions, PlannedRun, ANTICIPATORY, BASELINE, FILE_SPACING};
+pub use workloads::{
+    all_schedulers, modelling_notes, plan, CasScale, PaperOptions, PlannedRun, ANTICIPATORY,
+    BASELINE, FILE_SPACING,
+};
 
 use rayon::prelude::*;
 use serde::Serialize;

@@ -22,6 +22,9 @@ pub struct Row {
     pub ours: f64,
     /// ours / paper.
     pub ratio: Option<f64>,
+    /// Ours is a lower bound: the run was stopped at its cap before the timed job finished.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub lower_bound: bool,
 }
 
 /// One experiment's published figures and ours (`experiments[]` of `antsched paper --json`).
@@ -38,7 +41,7 @@ pub struct Experiment {
 }
 
 impl Experiment {
-    fn new(id: &str, section: &str, title: &str) -> Self {
+    pub(super) fn new(id: &str, section: &str, title: &str) -> Self {
         Self {
             id: id.into(),
             section: section.into(),
@@ -49,7 +52,18 @@ impl Experiment {
         }
     }
 
-    fn row(&mut self, quantity: &str, paper: Option<f64>, ours: f64) {
+    pub(super) fn row(&mut self, quantity: &str, paper: Option<f64>, ours: f64) {
+        self.row_bounded(quantity, paper, ours, false);
+    }
+
+    /// A row whose value may be a lower bound (a capped run).
+    pub(super) fn row_bounded(
+        &mut self,
+        quantity: &str,
+        paper: Option<f64>,
+        ours: f64,
+        lower_bound: bool,
+    ) {
         if ours.is_nan() {
             return; // the run it needs is not in this plan (e.g. --quick's sparser sweeps)
         }
@@ -62,15 +76,16 @@ impl Experiment {
             paper,
             ours,
             ratio: paper.filter(|p| *p != 0.0).map(|p| ours / p),
+            lower_bound,
         });
     }
 }
 
 /// Looks up runs of the suite.
-struct Runs<'a>(&'a [PaperRun]);
+pub(super) struct Runs<'a>(pub(super) &'a [PaperRun]);
 
 impl<'a> Runs<'a> {
-    fn find(
+    pub(super) fn find(
         &self,
         group: &str,
         variant: &str,
@@ -88,7 +103,7 @@ impl<'a> Runs<'a> {
             .map(|r| &r.report)
     }
 
-    fn mb_s(&self, group: &str, variant: &str, x: Option<f64>, scheduler: &str) -> f64 {
+    pub(super) fn mb_s(&self, group: &str, variant: &str, x: Option<f64>, scheduler: &str) -> f64 {
         self.find(group, variant, x, scheduler)
             .map_or(f64::NAN, |r| r.throughput_mb_s)
     }
@@ -429,5 +444,6 @@ pub fn evaluate(runs: &[PaperRun]) -> Vec<Experiment> {
         e.row(label, paper, ours);
     }
     out.push(e);
+    super::peers::evaluate(&r, &mut out);
     out
 }
