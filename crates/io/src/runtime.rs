@@ -62,7 +62,7 @@ use hdrhistogram::Histogram;
 use io_uring::{opcode, squeue, types, IoUring};
 use rustc_hash::FxHashMap;
 
-use crate::backend::{Backend, Device};
+use crate::backend::{Backend, Device, Place};
 use crate::buf::IoBuf;
 use crate::clock::{tighten_timer_slack, Clock};
 use crate::error::{IoError, SetupError};
@@ -829,8 +829,14 @@ impl Loop {
         };
         let sqe = match store {
             None => opcode::Nop::new().build(),
-            Some(store) => match store.locate(r.sector, u64::from(r.sectors)) {
-                Some((fd, off)) => match r.op {
+            Some(store) => match store.place(r.sector, u64::from(r.sectors)) {
+                Some(Place::Discarded) => {
+                    // Nothing to move: the request's I/O is done at once (a read's buffer is
+                    // already zeros); the model's finish time still decides its completion.
+                    entry.res = Some(len as i32);
+                    opcode::Nop::new().build()
+                }
+                Some(Place::At(fd, off)) => match r.op {
                     Op::Read => opcode::Read::new(types::Fd(fd), ptr, len)
                         .offset(off)
                         .build(),
