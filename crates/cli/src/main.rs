@@ -3,6 +3,7 @@
 
 mod disk;
 mod disks;
+mod mount;
 mod output;
 mod paper;
 mod plots;
@@ -35,6 +36,8 @@ enum Command {
     Disk(disk::Args),
     /// Simulate a fio job file under one or more schedulers.
     Sim(sim::Args),
+    /// Mount a directory through FUSE on an emulated disk, scheduled per process.
+    Mount(mount::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -45,5 +48,6 @@ fn main() -> anyhow::Result<()> {
         Command::Disks(a) => disks::run(a),
         Command::Disk(a) => disk::run(a),
         Command::Sim(a) => sim::run(a),
+        Command::Mount(a) => mount::run(a),
     }
 }
