@@ -405,6 +405,11 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id();
+        // A real request comes from a running program; here, wait until the child has
+        // become `sleep` (spawn may return before the exec).
+        while comm(pid) != "sleep" {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         let a = c.resolve(pid, 0);
         assert_eq!(c.resolve(pid, 0), a, "same process, same context");
         let me = c.resolve(std::process::id(), 0);
