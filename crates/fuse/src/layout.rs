@@ -11,6 +11,15 @@
 //!   it. The first file starts at sector 0 (the outer, fastest zone), which is also where
 //!   `antsched sim` puts the first file of a job file: a job file's files, created in one
 //!   directory in name order, lie where the simulator assumes.
+//!
+//!   Name order is deterministic whatever the backing file system. A program that walks a
+//!   directory (`grep -r`, `find`) reads its files in the order the directory lists them,
+//!   which the mount passes through from the backing file system (hash order on ext4), so
+//!   it visits the files of a directory in a scattered order within their region of the
+//!   disk: near each other, not one after the other, much as FFS's scan in the paper mixed
+//!   its data reads with reads of inode and directory blocks in the same cylinder group.
+//!   (Laying files out in listing order instead makes a scan purely sequential, and the
+//!   drive's read-ahead cache then serves two scans at once whatever the scheduler.)
 //! - **While mounted**, a file that grows past its blocks (a new file, an append) gets the
 //!   *next free extents*: from a cursor that moves forward through the free space (next fit),
 //!   extending the file's last extent in place when the cursor is right behind it. Growth is
