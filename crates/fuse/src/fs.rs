@@ -38,8 +38,9 @@
 //! `antsched_io::Store::discard`). The FUSE request is answered when both are done: when
 //! the emulated disk has completed the sectors (or later, if the backing file was slower).
 //! Writes are write-through: the kernel sends each `write(2)` to the server (no write-back
-//! cache is negotiated) and the caller returns once the emulated disk has completed it, so
-//! `fsync` only has to make the backing file durable.
+//! cache is negotiated) and the caller returns once the emulated disk has completed it.
+//! `fsync` waits for any write of the file still in the runtime (one racing it from another
+//! thread), then `fsync`s the backing file.
 //!
 //! ## `.antsched/stats.json`
 //!
@@ -55,7 +56,7 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{DirEntryExt, FileExt};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use antsched_core::{ClassId, ContextId, Op};
@@ -146,6 +147,9 @@ pub struct AntFs {
     inodes: Mutex<Inodes>,
     handles: Mutex<Handles>,
     next_fh: AtomicU64,
+    /// Writes handed to the runtime and not yet completed, per file: `fsync` waits for them.
+    writing: Mutex<FxHashMap<FileKey, u32>>,
+    written: Condvar,
     direct_io: bool,
     readahead: Option<u32>,
     /// Give new files to the user who created them (when running as root).
@@ -350,6 +354,8 @@ impl AntFs {
                 open: FxHashMap::default(),
             }),
             next_fh: AtomicU64::new(1),
+            writing: Mutex::new(FxHashMap::default()),
+            written: Condvar::new(),
             direct_io,
             readahead,
             chown: root_user,
@@ -358,6 +364,10 @@ impl AntFs {
 
     fn inodes(&self) -> std::sync::MutexGuard<'_, Inodes> {
         self.inodes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn lock_writing(&self) -> std::sync::MutexGuard<'_, FxHashMap<FileKey, u32>> {
+        self.writing.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn handles(&self) -> std::sync::MutexGuard<'_, Handles> {
@@ -523,6 +533,9 @@ impl AntFs {
             l.runs(key, offset, len)
         };
         let rt = &self.shared.rt;
+        if op == Op::Write {
+            *self.lock_writing().entry(key).or_default() += 1;
+        }
         let issued = rt.clock().now();
         let tickets: Vec<_> = runs
             .iter()
@@ -546,6 +559,16 @@ impl AntFs {
             }
         }
         let done = rt.clock().now();
+        if op == Op::Write {
+            let mut w = self.lock_writing();
+            if let Some(n) = w.get_mut(&key) {
+                *n -= 1;
+                if *n == 0 {
+                    w.remove(&key);
+                }
+            }
+            self.written.notify_all();
+        }
         let value = result?;
         if failed {
             return Err(Errno::EIO);
@@ -1175,15 +1198,26 @@ impl Filesystem for AntFs {
         datasync: bool,
         reply: ReplyEmpty,
     ) {
-        // Writes are write-through (each completed by the emulated disk before it
-        // returned), so what is left is the backing file's own durability.
+        // Flush through the runtime: every write of this file handed to it has completed
+        // on the emulated disk (writes are write-through, so only writes racing this fsync
+        // from other threads can still be in flight); then the backing file's own
+        // durability. The emulated drive's write-back cache is not flushed: the runtime has
+        // no cache-flush request, so the drive's destaging is timed as it happens, not
+        // forced here.
         let r = self.handle(fh).and_then(|h| match &*h {
-            Handle::File { file, .. } => if datasync {
-                file.sync_data()
-            } else {
-                file.sync_all()
+            Handle::File { file, key } => {
+                let mut w = self.lock_writing();
+                while w.contains_key(key) {
+                    w = self.written.wait(w).unwrap_or_else(|e| e.into_inner());
+                }
+                drop(w);
+                if datasync {
+                    file.sync_data()
+                } else {
+                    file.sync_all()
+                }
+                .map_err(|e| errno_of(&e))
             }
-            .map_err(|e| errno_of(&e)),
             _ => Ok(()),
         });
         match r {
