@@ -1,6 +1,7 @@
 //! The `antsched` command. Argument parsing, tables, JSON and plots; the logic lives in the
 //! library crates.
 
+mod calibrate;
 mod disk;
 mod disks;
 mod mount;
@@ -8,6 +9,7 @@ mod output;
 mod paper;
 mod plots;
 mod progress;
+mod run;
 mod schedulers;
 mod sim;
 
@@ -36,6 +38,10 @@ enum Command {
     Disk(disk::Args),
     /// Simulate a fio job file under one or more schedulers.
     Sim(sim::Args),
+    /// Run a fio job file in real time on an emulated disk (io_uring runtime).
+    Run(run::Args),
+    /// Measure positioning time against LBN distance and fit the calibrated estimator's curve.
+    Calibrate(calibrate::Args),
     /// Mount a directory through FUSE on an emulated disk, scheduled per process.
     Mount(mount::Args),
 }
@@ -48,6 +54,8 @@ fn main() -> anyhow::Result<()> {
         Command::Disks(a) => disks::run(a),
         Command::Disk(a) => disk::run(a),
         Command::Sim(a) => sim::run(a),
+        Command::Run(a) => run::run(a),
+        Command::Calibrate(a) => calibrate::run(a),
         Command::Mount(a) => mount::run(a),
     }
 }

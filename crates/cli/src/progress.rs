@@ -21,6 +21,14 @@ impl Progress {
         self.0.inc(1);
     }
 
+    pub fn set_length(&self, len: u64) {
+        self.0.set_length(len);
+    }
+
+    pub fn set_position(&self, pos: u64) {
+        self.0.set_position(pos);
+    }
+
     pub fn finish(&self) {
         self.0.finish_and_clear();
     }

@@ -6,7 +6,7 @@ use antsched_disk::preset;
 #[test]
 fn a_curve_calibrated_on_the_34gxp_is_monotone_and_useful() {
     let d = preset("deskstar-34gxp").unwrap();
-    let samples = sample_model(d.as_ref(), 8, 8, 12, 42);
+    let samples = sample_model(d.as_ref(), 8, 8, 12, 0, 42);
     assert!(samples.len() > 500);
     let mut c = fit(
         &samples,

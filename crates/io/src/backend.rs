@@ -57,10 +57,11 @@ pub struct Store {
     discard: bool,
 }
 
-/// Where a request's bytes are: a file descriptor and a byte offset, or nowhere.
+/// Where a request's bytes are: a file (its index in [`Store::fds`]) and a byte offset, or
+/// nowhere.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Place {
-    At(RawFd, u64),
+    At(usize, u64),
     /// The store keeps no bytes: reads give zeros, writes are dropped, at once.
     Discarded,
 }
@@ -124,27 +125,35 @@ impl Store {
         if self.discard {
             return Some(Place::Discarded);
         }
-        self.locate(sector, sectors)
-            .map(|(fd, off)| Place::At(fd, off))
+        self.locate_index(sector, sectors)
+            .map(|(i, off)| Place::At(i, off))
     }
 
     /// The file descriptor and byte offset of `sectors` sectors from `sector`, if the store
     /// holds all of them in one place.
     pub fn locate(&self, sector: u64, sectors: u64) -> Option<(RawFd, u64)> {
+        self.locate_index(sector, sectors)
+            .map(|(i, off)| (self.files[i].as_raw_fd(), off))
+    }
+
+    /// Like [`locate`](Self::locate), with the file's index in [`fds`](Self::fds). `None`
+    /// for a [`discard`](Self::discard) store, which holds nothing.
+    pub fn locate_index(&self, sector: u64, sectors: u64) -> Option<(usize, u64)> {
         if self.discard {
             return None;
         }
         if self.extents.is_empty() {
-            return Some((self.files[0].as_raw_fd(), sector * 512));
+            return Some((0, sector * 512));
         }
         let i = self.extents.partition_point(|e| e.sector <= sector);
         let e = self.extents.get(i.checked_sub(1)?)?;
-        (sector + sectors <= e.sector + e.sectors).then(|| {
-            (
-                self.files[e.file].as_raw_fd(),
-                e.offset + (sector - e.sector) * 512,
-            )
-        })
+        (sector + sectors <= e.sector + e.sectors)
+            .then(|| (e.file, e.offset + (sector - e.sector) * 512))
+    }
+
+    /// The descriptors of the store's files, in index order.
+    pub fn fds(&self) -> Vec<RawFd> {
+        self.files.iter().map(|f| f.as_raw_fd()).collect()
     }
 }
 

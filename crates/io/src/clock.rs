@@ -85,3 +85,22 @@ pub fn tighten_timer_slack() {
     // SAFETY: PR_SET_TIMERSLACK takes an unsigned long and affects only the calling thread.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
 }
+
+/// Puts the calling thread in the `SCHED_FIFO` real-time class at `priority` (1 to 99), so
+/// that it runs as soon as it wakes instead of waiting for a time slice behind ordinary
+/// threads (a compiler on every core delays an ordinary thread's wake-up by milliseconds).
+/// Needs root or `CAP_SYS_NICE`; the error says why it was refused. Every thread the runtime
+/// runs this way blocks or spins only up to a deadline, so it cannot monopolize a core, and
+/// the kernel's real-time throttling bounds it anyway.
+pub fn set_realtime(priority: i32) -> std::io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: `param` is a valid sched_param; pid 0 is the calling thread.
+    let r = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}

@@ -56,6 +56,12 @@ pub struct RunOptions {
     pub think_spin: Nanos,
     /// The event loop spins instead of sleeping for deadlines closer than this.
     pub loop_spin: Nanos,
+    /// Run the event loop and the issuers in the real-time class (`SCHED_FIFO`), if allowed:
+    /// on a machine busy with other work, ordinary threads wake milliseconds late.
+    pub realtime: bool,
+    /// Lock the job's files in memory for the run (see [`RunOptions`]'s use in [`run`]): a
+    /// backing read that goes to the real disk can be slower than the emulated one.
+    pub lock_files: bool,
 }
 
 impl Default for RunOptions {
@@ -63,7 +69,9 @@ impl Default for RunOptions {
         Self {
             seed: 1,
             think_spin: 300_000,
-            loop_spin: 0,
+            loop_spin: 200_000,
+            realtime: true,
+            lock_files: true,
         }
     }
 }
@@ -121,6 +129,59 @@ pub struct RealRun {
     /// Emulated completions that came late because the real I/O was slower than the model.
     pub late_completions: u64,
     pub verify: Verification,
+}
+
+/// The job's files, mapped and locked in memory for the length of a run.
+///
+/// The emulated disk completes a request when the model says, but only once its bytes have
+/// really moved; a backing read that misses the page cache (the kernel reclaims cold file
+/// pages) can take longer than the model's whole service time, and the request then completes
+/// late. Locking the files' pages keeps every backing read a memory copy.
+struct Pinned(Vec<(*mut libc::c_void, usize)>);
+
+impl Pinned {
+    /// Maps and locks each file; `Err` says why not (then nothing stays locked).
+    fn new(files: &[File], sizes: &[u64]) -> Result<Pinned, String> {
+        use std::os::fd::AsRawFd;
+        let mut maps = Pinned(Vec::new());
+        for (f, &size) in files.iter().zip(sizes) {
+            if size == 0 {
+                continue;
+            }
+            let len = size as usize;
+            // SAFETY: a fresh shared read-only mapping of an open file; the kernel picks the
+            // address. We never read through it: it only holds the pages.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ,
+                    libc::MAP_SHARED,
+                    f.as_raw_fd(),
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                return Err(format!("mmap: {}", std::io::Error::last_os_error()));
+            }
+            maps.0.push((p, len));
+            // SAFETY: [p, p + len) is the mapping just made.
+            if unsafe { libc::mlock(p, len) } != 0 {
+                return Err(format!("mlock: {}", std::io::Error::last_os_error()));
+            }
+        }
+        Ok(maps)
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        for &(p, len) in &self.0 {
+            // SAFETY: each (p, len) is a mapping made in `new` and not unmapped since;
+            // unmapping also unlocks it.
+            unsafe { libc::munmap(p, len) };
+        }
+    }
 }
 
 /// Why a run could not be made.
@@ -184,8 +245,6 @@ fn holds_content(f: &mut File, size: u64, seed: u64) -> bool {
 }
 
 fn write_content(f: &mut File, size: u64, seed: u64) -> std::io::Result<()> {
-    f.set_len(0)?;
-    f.seek(SeekFrom::Start(0))?;
     let mut buf = vec![0u8; 1 << 20];
     let mut at = 0;
     while at < size {
@@ -232,16 +291,31 @@ pub fn prepare(
             path: path.display().to_string(),
             message: e.to_string(),
         };
-        let mut file = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(err)?;
-        let len = file.metadata().map_err(err)?.len();
-        if len != f.size || !holds_content(&mut file, f.size, seed) {
-            write_content(&mut file, f.size, seed).map_err(err)?;
+        let (mut file, len) = match File::open(&path) {
+            Ok(f) => {
+                let len = f.metadata().map_err(err)?.len();
+                (Some(f), len)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, 0),
+            Err(e) => return Err(err(e)),
+        };
+        let whole = match file.as_mut() {
+            Some(file) => len == f.size && holds_content(file, f.size, seed),
+            None => false,
+        };
+        if !whole {
+            // Written under a temporary name and renamed: an interrupted run leaves no file
+            // that looks whole but is not.
+            drop(file);
+            let tmp = path.with_extension("antsched-tmp");
+            let result = File::create(&tmp).and_then(|mut t| {
+                write_content(&mut t, f.size, seed)?;
+                std::fs::rename(&tmp, &path)
+            });
+            if let Err(e) = result {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(err(e));
+            }
             created.push(path.clone());
         }
         let mut runs = Vec::new();
@@ -529,6 +603,10 @@ impl<'s, 'a> Issuer<'s, 'a> {
 
     fn run(mut self, endless: bool) -> IssuerResult {
         tighten_timer_slack();
+        if self.sh.opts.realtime {
+            // Refusal (no privilege) only costs punctuality; the run reports the overshoot.
+            let _ = crate::clock::set_realtime(1);
+        }
         let clock = self.sh.rt.clock();
         let depth = if self.job.ioengine.is_synchronous() {
             1
@@ -691,6 +769,18 @@ pub fn run(
                 })
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let sizes: Vec<u64> = prep.workload.layout.files.iter().map(|f| f.size).collect();
+    let pinned = if opts.lock_files {
+        match Pinned::new(&files, &sizes) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                eprintln!("warning: cannot lock the job's files in memory ({e}); backing reads that miss the page cache will make completions late");
+                None
+            }
+        }
+    } else {
+        None
+    };
     let store = Store::extents(files, prep.extents.clone())?;
     let backend = Backend::emulated(model, store);
     let env = backend.build_env(opts.seed);
@@ -701,6 +791,8 @@ pub fn run(
         sched,
         Options {
             spin: opts.loop_spin,
+            // Above the issuers: a completion must be handled before its issuer runs again.
+            realtime_priority: opts.realtime.then_some(2),
             ..Options::default()
         },
     )?;
@@ -839,8 +931,8 @@ pub fn run(
         .as_ref()
         .map(|w| w.state.lock().unwrap_or_else(|e| e.into_inner()).written);
     let stats = rt.shutdown();
+    drop(pinned);
     Ok(report(
-        jobs,
         w,
         &disk,
         opts.seed,
@@ -854,7 +946,6 @@ pub fn run(
 
 #[allow(clippy::too_many_arguments)]
 fn report(
-    _jobs: &JobFile,
     w: &Workload,
     disk: &str,
     seed: u64,

@@ -26,10 +26,21 @@
 //! more completion in the same wait, with no extra file descriptor, no extra `read` to drain
 //! it, and no conversion between clocks (the scheduler's `now` is the same clock). A timerfd
 //! would need a poll or read request in the ring anyway. The timeout is an hrtimer and is not
-//! subject to the thread's timer slack; the loop also sets its slack to 1 ns. When the next
-//! deadline is closer than [`Options::spin`], the loop spins on the completion ring and the
-//! submission queue instead of sleeping, trading a little CPU for punctuality. Every time the
-//! loop reaches a deadline it records how late it woke: `timer_overshoot` in [`Stats`].
+//! subject to the thread's timer slack; the loop also sets its slack to 1 ns. Even so a sleeping
+//! thread wakes tens of microseconds late on a virtual machine, so with [`Options::spin`] the
+//! loop arms its timeout that much before the deadline and spins the rest on the completion
+//! ring and the submission queue (which also end the spin early), trading a little CPU for
+//! punctuality. Every time the loop reaches a deadline it records how late it got there:
+//! `timer_overshoot` in [`Stats`].
+//!
+//! ## Order within a turn
+//!
+//! Each turn handles completions, then new submissions, then emulated finishes that are due,
+//! then asks the scheduler what to dispatch, and only then hands the completed requests'
+//! results to their callers. So the scheduler decides before the issuer whose request just
+//! completed can answer, as in the simulator (this is the deceptive idleness the paper is
+//! about), and the device is not left idle while a woken caller competes with the loop for a
+//! core.
 //!
 //! ## Waking the loop
 //!
@@ -43,7 +54,7 @@
 //! Each request carries its own result slot: an error from the device (a negative CQE result,
 //! a short transfer, or an injected failure) is delivered to that request's caller only, and
 //! the scheduler is told the request completed as for any other. Every request the loop
-//! accepted gets exactly one result ([`Slot::fulfil`] refuses a second, and the loop asserts
+//! accepted gets exactly one result (the slot refuses a second, and the loop asserts
 //! it never tries). [`Runtime::shutdown`] (and dropping the runtime) stops accepting new
 //! requests, lets everything accepted drain through the scheduler and the device, and joins
 //! the thread.
@@ -94,7 +105,21 @@ pub struct Options {
     /// flight, they are submitted in batches.
     pub ring_entries: u32,
     /// Spin instead of sleeping when the next deadline is closer than this (0: always sleep).
+    /// The loop then sleeps until `spin` before each deadline and spins the rest.
     pub spin: Nanos,
+    /// [`Ticket::wait`] spins this long before it sleeps on the result: a completion that
+    /// arrives within the spin costs no futex sleep and wake-up (tens of microseconds on a
+    /// virtual machine). Spinning burns the waiter's core meanwhile.
+    pub wait_spin: Nanos,
+    /// After a turn that delivered results, poll the submission queue and the completion ring
+    /// this long before sleeping: a caller that answers a completion with its next request
+    /// within the window is served without an eventfd wake-up (two thread switches saved per
+    /// request at high rates, at the cost of a busy core while requests flow). 0: never.
+    pub poll: Nanos,
+    /// Run the event loop in the `SCHED_FIFO` real-time class at this priority, if allowed
+    /// (see [`set_realtime`](crate::clock::set_realtime)); [`Stats::realtime`] says whether it
+    /// was.
+    pub realtime_priority: Option<i32>,
 }
 
 impl Default for Options {
@@ -102,6 +127,9 @@ impl Default for Options {
         Self {
             ring_entries: 256,
             spin: 0,
+            wait_spin: 20_000,
+            poll: 0,
+            realtime_priority: None,
         }
     }
 }
@@ -131,6 +159,8 @@ pub struct Stats {
     pub lateness: Histogram<u64>,
     /// When this snapshot was taken, on the runtime's clock.
     pub now: Nanos,
+    /// Whether the event loop runs in the real-time class (asked for and granted).
+    pub realtime: bool,
 }
 
 impl Stats {
@@ -174,6 +204,7 @@ struct Shared {
     closed: AtomicBool,
     clock: Clock,
     capacity_sectors: u64,
+    wait_spin: Nanos,
 }
 
 impl Shared {
@@ -225,10 +256,12 @@ impl Runtime {
             closed: AtomicBool::new(false),
             clock: Clock::new(),
             capacity_sectors: backend.capacity_sectors,
+            wait_spin: opts.wait_spin,
         });
         let device = backend.name().to_string();
         let sched_name = scheduler.name().to_string();
         let ring_entries = opts.ring_entries.max(8);
+        let realtime = opts.realtime_priority;
         let mut lp = Loop {
             ring: None,
             shared: shared.clone(),
@@ -259,10 +292,15 @@ impl Runtime {
                 late_completions: 0,
                 lateness: ns_histogram(),
                 now: 0,
+                realtime: false,
             },
             busy_until: 0,
             busy_by_context: FxHashMap::default(),
             spin: opts.spin,
+            poll: opts.poll,
+            fixed: false,
+            fds: Vec::new(),
+            results: Vec::new(),
         };
         // The ring is made on the loop's thread: with SINGLE_ISSUER only the thread that
         // created it may submit to it.
@@ -270,13 +308,22 @@ impl Runtime {
         let thread = std::thread::Builder::new()
             .name(format!("antsched-io {}", lp.stats.device))
             .spawn(move || {
+                if let Some(p) = realtime {
+                    lp.stats.realtime = crate::clock::set_realtime(p).is_ok();
+                }
                 let ring = IoUring::builder()
                     .setup_single_issuer()
-                    .setup_coop_taskrun()
                     .build(ring_entries)
                     .or_else(|_| IoUring::new(ring_entries));
                 match ring {
                     Ok(r) => {
+                        // Registered files spare the kernel a file-table lookup per request.
+                        let fds = match &lp.device {
+                            Device::File { store } | Device::Emulated { store, .. } => store.fds(),
+                            Device::Null => Vec::new(),
+                        };
+                        lp.fixed = !fds.is_empty() && r.submitter().register_files(&fds).is_ok();
+                        lp.fds = fds;
                         lp.ring = Some(r);
                         let _ = ready_tx.send(Ok(()));
                         lp.run()
@@ -349,7 +396,7 @@ impl Runtime {
         if self.shared.closed.load(Ordering::SeqCst) {
             return Ticket::ready(Err(IoError::ShuttingDown));
         }
-        let slot = Slot::new();
+        let slot = Slot::new(self.shared.wait_spin);
         self.shared.push(Msg::Io(NewIo {
             ctx,
             op,
@@ -473,6 +520,8 @@ struct Entry {
     /// Emulated: when the model says it finishes.
     due: Option<Nanos>,
     fail: bool,
+    /// Its result is on its way (in `Loop::results`).
+    answered: bool,
 }
 
 impl Drop for Entry {
@@ -480,6 +529,9 @@ impl Drop for Entry {
     /// gets an error instead of waiting forever. A buffer the kernel may still be using is
     /// leaked rather than freed under it.
     fn drop(&mut self) {
+        if self.answered {
+            return;
+        }
         if self.started.is_some() && self.res.is_none() {
             if let Some(b) = self.buf.take() {
                 std::mem::forget(b);
@@ -491,7 +543,11 @@ impl Drop for Entry {
 
 impl Drop for Loop {
     fn drop(&mut self) {
-        // Normally empty by now. After a panic: refuse new requests and fail the queued ones.
+        // Normally empty by now. After a panic: deliver the results already known, refuse new
+        // requests and fail the queued ones.
+        for (_, slot, r) in self.results.drain(..) {
+            slot.fulfil(r);
+        }
         self.shared.closed.store(true, Ordering::SeqCst);
         let msgs =
             std::mem::take(&mut *self.shared.queue.lock().unwrap_or_else(|e| e.into_inner()));
@@ -529,6 +585,12 @@ struct Loop {
     busy_until: Nanos,
     busy_by_context: FxHashMap<ContextId, Nanos>,
     spin: Nanos,
+    poll: Nanos,
+    /// The store's files are registered with the ring (`fds[i]` is fixed file `i`).
+    fixed: bool,
+    fds: Vec<std::os::fd::RawFd>,
+    /// Results of requests completed in this turn, delivered once the scheduler has decided.
+    results: Vec<(u64, Arc<Slot>, Result<Done, IoError>)>,
 }
 
 // SAFETY: `wake_buf` points to a leaked allocation only the loop (and the kernel) touch; the
@@ -599,6 +661,8 @@ impl Loop {
             self.drain_queue(now);
             self.finish_due(now);
             self.drive();
+            let delivered = !self.results.is_empty();
+            self.flush_results();
             if self.closing && self.entries.is_empty() {
                 break;
             }
@@ -608,6 +672,7 @@ impl Loop {
                 (a, b) => a.or(b.map(|Reverse((t, _))| *t)),
             };
             let now = self.now();
+            let mut wake_early = false;
             if let Some(d) = next {
                 if d <= now {
                     waiting_for = Some(d);
@@ -619,13 +684,34 @@ impl Loop {
                     self.spin_until(d);
                     continue;
                 }
-                self.arm_timer(d);
+                // Sleep until `spin` before the deadline; the next turn spins the rest.
+                self.arm_timer(d - self.spin);
+                wake_early = self.spin > 0;
             }
-            waiting_for = next;
+            if (delivered || self.entries.len() > self.due.len()) && self.poll > 0 {
+                self.submit_now();
+                let until =
+                    (now + self.poll).min(next.map_or(u64::MAX, |d| d.saturating_sub(self.spin)));
+                self.spin_until(until);
+                if self.has_work() {
+                    continue;
+                }
+            }
             self.sleep();
+            waiting_for = if wake_early { None } else { next };
         }
         self.submit_now();
         self.snapshot()
+    }
+
+    fn has_work(&mut self) -> bool {
+        !self.ring().completion().is_empty()
+            || !self
+                .shared
+                .queue
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_empty()
     }
 
     /// Spins until `deadline`, a completion, or a message.
@@ -751,6 +837,7 @@ impl Loop {
                             res: None,
                             due: None,
                             fail: false,
+                            answered: false,
                         },
                     );
                     self.sched.enqueue(req, now);
@@ -836,14 +923,21 @@ impl Loop {
                     entry.res = Some(len as i32);
                     opcode::Nop::new().build()
                 }
-                Some(Place::At(fd, off)) => match r.op {
-                    Op::Read => opcode::Read::new(types::Fd(fd), ptr, len)
-                        .offset(off)
-                        .build(),
-                    Op::Write => opcode::Write::new(types::Fd(fd), ptr, len)
-                        .offset(off)
-                        .build(),
-                },
+                Some(Place::At(i, off)) => {
+                    macro_rules! rw {
+                        ($fd:expr) => {
+                            match r.op {
+                                Op::Read => opcode::Read::new($fd, ptr, len).offset(off).build(),
+                                Op::Write => opcode::Write::new($fd, ptr, len).offset(off).build(),
+                            }
+                        };
+                    }
+                    if self.fixed {
+                        rw!(types::Fixed(i as u32))
+                    } else {
+                        rw!(types::Fd(self.fds[i]))
+                    }
+                }
                 None => {
                     // The store keeps no bytes there: fail this request alone (the
                     // scheduler still hears it complete).
@@ -896,6 +990,7 @@ impl Loop {
             return;
         };
         let buf = e.buf.take().expect("a request in flight has its buffer");
+        e.answered = true;
         self.sched.complete(e.req.id, now);
         if !matches!(self.device, Device::Emulated { .. }) {
             self.account_busy(e.req.context, e.started.unwrap_or(now), now);
@@ -937,7 +1032,18 @@ impl Loop {
             }
             Err(_) => self.stats.failed += 1,
         }
-        let first = e.slot.fulfil(result);
-        debug_assert!(first, "request {id} completed twice");
+        // Delivered after the scheduler has dispatched what comes next (see `flush_results`).
+        self.results.push((id, e.slot.clone(), result));
+    }
+
+    /// Hands the completed requests' results to their callers. Called after `drive`, so the
+    /// scheduler has already decided what the device does next when the issuers wake: the
+    /// same order as in the simulator, and the device is not kept idle while a woken issuer
+    /// competes with the loop for a core.
+    fn flush_results(&mut self) {
+        for (id, slot, result) in self.results.drain(..) {
+            let first = slot.fulfil(result);
+            debug_assert!(first, "request {id} completed twice");
+        }
     }
 }

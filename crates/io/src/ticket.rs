@@ -1,13 +1,14 @@
 //! A request's result on its way back to whoever submitted it: waited for by blocking
 //! ([`Ticket::wait`]) or awaited as a future.
 //!
-//! The event loop fills each slot exactly once ([`Slot::fulfil`] returns whether it did, and
+//! The event loop fills each slot exactly once (filling returns whether it did, and
 //! the loop's tests assert it never fills one twice). The submitter may wait, poll, or drop
 //! the ticket; dropping it does not cancel the I/O (the loop owns the buffer until the kernel
 //! is done with it), the result is simply discarded.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Context, Poll, Waker};
 
@@ -25,7 +26,8 @@ pub struct Done {
 }
 
 pub(crate) enum State {
-    Waiting(Option<Waker>),
+    /// Not yet: the task to wake, and whether a thread sleeps on the condition variable.
+    Waiting(Option<Waker>, bool),
     Ready(Result<Done, IoError>),
     Taken,
 }
@@ -33,31 +35,41 @@ pub(crate) enum State {
 pub(crate) struct Slot {
     state: Mutex<State>,
     cv: Condvar,
+    /// Set (after the result is stored) when the result is there: lets a waiter spin briefly
+    /// without the lock, and lets the loop skip the futex wake when nobody sleeps.
+    ready: AtomicBool,
+    /// How long [`Ticket::wait`] spins before it sleeps ([`Options::wait_spin`](crate::Options)).
+    spin: u64,
 }
 
 impl Slot {
-    pub(crate) fn new() -> Arc<Slot> {
+    pub(crate) fn new(spin: u64) -> Arc<Slot> {
         Arc::new(Slot {
-            state: Mutex::new(State::Waiting(None)),
+            spin,
+            state: Mutex::new(State::Waiting(None, false)),
             cv: Condvar::new(),
+            ready: AtomicBool::new(false),
         })
     }
 
     /// Delivers the result. Returns `false` (and changes nothing) if a result was already
     /// delivered: a request is completed once.
     pub(crate) fn fulfil(&self, r: Result<Done, IoError>) -> bool {
-        let waker = {
+        let (waker, sleeper) = {
             let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
             match &mut *s {
-                State::Waiting(w) => {
-                    let w = w.take();
+                State::Waiting(w, sleeping) => {
+                    let w = (w.take(), *sleeping);
                     *s = State::Ready(r);
+                    self.ready.store(true, Ordering::Release);
                     w
                 }
                 _ => return false,
             }
         };
-        self.cv.notify_all();
+        if sleeper {
+            self.cv.notify_all();
+        }
         if let Some(w) = waker {
             w.wake();
         }
@@ -70,20 +82,29 @@ pub struct Ticket(pub(crate) Arc<Slot>);
 
 impl Ticket {
     pub(crate) fn ready(r: Result<Done, IoError>) -> Ticket {
-        let s = Slot::new();
+        let s = Slot::new(0);
         s.fulfil(r);
         Ticket(s)
     }
 
-    /// Blocks until the request completes.
+    /// Blocks until the request completes (spinning for the runtime's `wait_spin` first, then
+    /// sleeping).
     pub fn wait(self) -> Result<Done, IoError> {
+        if !self.0.ready.load(Ordering::Acquire) {
+            let t0 = crate::clock::monotonic_ns();
+            while !self.0.ready.load(Ordering::Acquire)
+                && crate::clock::monotonic_ns() - t0 < self.0.spin
+            {
+                std::hint::spin_loop();
+            }
+        }
         let mut s = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             match std::mem::replace(&mut *s, State::Taken) {
                 State::Ready(r) => return r,
                 State::Taken => unreachable!("a ticket is consumed by wait"),
-                w @ State::Waiting(_) => {
-                    *s = w;
+                State::Waiting(w, _) => {
+                    *s = State::Waiting(w, true);
                     s = self.0.cv.wait(s).unwrap_or_else(|e| e.into_inner());
                 }
             }
@@ -92,10 +113,7 @@ impl Ticket {
 
     /// Whether the result has arrived (then [`wait`](Self::wait) returns at once).
     pub fn is_done(&self) -> bool {
-        matches!(
-            *self.0.state.lock().unwrap_or_else(|e| e.into_inner()),
-            State::Ready(_)
-        )
+        self.0.ready.load(Ordering::Acquire)
     }
 }
 
@@ -106,8 +124,8 @@ impl Future for Ticket {
         let mut s = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
         match std::mem::replace(&mut *s, State::Taken) {
             State::Ready(r) => Poll::Ready(r),
-            State::Waiting(_) => {
-                *s = State::Waiting(Some(cx.waker().clone()));
+            State::Waiting(_, sleeping) => {
+                *s = State::Waiting(Some(cx.waker().clone()), sleeping);
                 Poll::Pending
             }
             State::Taken => panic!("Ticket polled after it returned Ready"),
@@ -121,23 +139,48 @@ impl std::fmt::Debug for Ticket {
     }
 }
 
-/// Runs a future to completion on the current thread (parks between polls). Enough for
-/// examples and tests; a real server uses its own executor.
+/// How long [`block_on`] spins between polls before it parks.
+const BLOCK_ON_SPIN_NS: u64 = 200_000;
+
+/// Runs a future to completion on the current thread. Between polls it spins for up to 200 us
+/// waiting to be woken, then parks: completions that follow each other closely cost the event
+/// loop no futex wake. Enough for examples, benchmarks and tests; a real server uses its own
+/// executor (the tickets are ordinary futures).
 pub fn block_on<F: Future>(fut: F) -> F::Output {
     use std::task::Wake;
-    struct Unpark(std::thread::Thread);
-    impl Wake for Unpark {
+    struct Flag {
+        woken: AtomicBool,
+        thread: std::thread::Thread,
+    }
+    impl Wake for Flag {
         fn wake(self: Arc<Self>) {
-            self.0.unpark();
+            self.wake_by_ref();
+        }
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.woken.store(true, Ordering::Release);
+            // Cheap unless the thread is parked.
+            self.thread.unpark();
         }
     }
-    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let flag = Arc::new(Flag {
+        woken: AtomicBool::new(false),
+        thread: std::thread::current(),
+    });
+    let waker = Waker::from(flag.clone());
     let mut cx = Context::from_waker(&waker);
     let mut fut = std::pin::pin!(fut);
     loop {
+        flag.woken.store(false, Ordering::Release);
         if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
             return v;
         }
-        std::thread::park();
+        let t0 = crate::clock::monotonic_ns();
+        while !flag.woken.load(Ordering::Acquire) {
+            if crate::clock::monotonic_ns() - t0 > BLOCK_ON_SPIN_NS {
+                std::thread::park();
+                break;
+            }
+            std::hint::spin_loop();
+        }
     }
 }

@@ -1,0 +1,154 @@
+//! `antsched calibrate PATH|--emulate NAME [--out CURVE.json]`: the paper's positioning-time
+//! calibration (section 3.6), on a real file or device, or on an emulated disk in real time.
+
+use std::path::PathBuf;
+
+use antsched_core::{build, BuildEnv};
+use antsched_disk::curve::accuracy_within_20pct;
+use antsched_io::calibrate::{measure, CalibrateOptions};
+use antsched_io::{clock, Backend, Options, Runtime, Store};
+use antsched_sim::device::{accuracy_on, best_possible_accuracy, decision_samples};
+use antsched_sim::disk_model;
+use anyhow::{bail, Context};
+
+use crate::progress::Progress;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A regular file or block device to measure (read only, O_DIRECT). A file must hold
+    /// real data: holes of a sparse file are answered without touching the device.
+    #[arg(
+        value_name = "PATH",
+        conflicts_with = "emulate",
+        required_unless_present = "emulate"
+    )]
+    path: Option<PathBuf>,
+    /// Measure an emulated disk instead (a built-in model or a DiskSim .parv file), in real
+    /// time, and score the curve against the model.
+    #[arg(long, value_name = "NAME")]
+    emulate: Option<String>,
+    /// Write the curve as JSON (what `estimator=CURVE.json` reads).
+    #[arg(long, value_name = "CURVE.json")]
+    out: Option<PathBuf>,
+    /// Reads per distance (the simulator's calibrated estimator uses 40).
+    #[arg(long, default_value_t = CalibrateOptions::default().pairs)]
+    pairs: u32,
+    /// Distances per factor of ten.
+    #[arg(long, default_value_t = CalibrateOptions::default().per_decade)]
+    per_decade: u32,
+    /// Seed of the plan (places, order, pauses).
+    #[arg(long, default_value_t = CalibrateOptions::default().seed)]
+    seed: u64,
+    /// Open PATH without O_DIRECT (where O_DIRECT is refused; the page cache then answers
+    /// repeated reads, and the curve says little about the device).
+    #[arg(long)]
+    buffered: bool,
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let opts = CalibrateOptions {
+        pairs: a.pairs.max(1),
+        per_decade: a.per_decade.max(1),
+        seed: a.seed,
+        ..CalibrateOptions::default()
+    };
+    let noop = build("noop", &BuildEnv::default())?;
+    let rt_opts = Options {
+        spin: 200_000,
+        realtime_priority: Some(2),
+        ..Options::default()
+    };
+    let _ = clock::set_realtime(1);
+    let mut backing = None;
+    let (rt, model, what) = match (&a.path, &a.emulate) {
+        (Some(p), _) => {
+            let backend = match Backend::file(p, !a.buffered) {
+                Ok(b) => b,
+                Err(e) if !a.buffered => {
+                    bail!("{e} (if the file system refuses O_DIRECT, try --buffered)")
+                }
+                Err(e) => return Err(e.into()),
+            };
+            if backend.capacity_sectors() == 0 {
+                bail!("{} is empty", p.display());
+            }
+            (
+                Runtime::start(backend, noop, rt_opts)?,
+                None,
+                p.display().to_string(),
+            )
+        }
+        (None, Some(name)) => {
+            let model = disk_model(name)?;
+            // The emulated disk moves real bytes: back it with a sparse file of its size.
+            let path =
+                std::env::temp_dir().join(format!("antsched-calibrate-{}.img", std::process::id()));
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&path)
+                .with_context(|| format!("cannot create the backing file {}", path.display()))?;
+            f.set_len(model.capacity_sectors() * 512)
+                .with_context(|| format!("cannot size the backing file {}", path.display()))?;
+            backing = Some(path);
+            let backend = Backend::emulated(model.clone_box(), Store::whole(f));
+            (
+                Runtime::start(backend, noop, rt_opts)?,
+                Some(model),
+                format!("emulated {name}"),
+            )
+        }
+        (None, None) => bail!("give PATH or --emulate NAME"),
+    };
+    let progress = Progress::new(0, "calibrating");
+    let result = measure(&rt, &opts, &|done, total| {
+        progress.set_length(total);
+        progress.set_position(done);
+    });
+    progress.finish();
+    drop(rt);
+    if let Some(p) = backing {
+        let _ = std::fs::remove_file(p);
+    }
+    let cal = result?;
+    let mut curve = cal.curve;
+    curve.source = Some(format!(
+        "calibrated on {what}: {} reads of {} KiB, {} per distance, {} distances per decade",
+        cal.samples.len(),
+        opts.sectors / 2,
+        opts.pairs,
+        opts.per_decade
+    ));
+    println!(
+        "measured {} reads in {:.1} s; transfer of one {} KiB read: {:.1} us (subtracted)",
+        cal.samples.len(),
+        cal.wall_s,
+        opts.sectors / 2,
+        cal.transfer_us
+    );
+    println!("{:>12}  {:>10}", "distance", "time_us");
+    for p in &curve.points {
+        println!("{:>12}  {:>10.1}", p.distance, p.time_us);
+    }
+    if let Some(model) = &model {
+        let core_curve =
+            antsched_core::PositioningCurve::from_json(&curve.to_json(), "the measured curve")?;
+        let decisions = decision_samples(&**model)?;
+        let acc = accuracy_on(&decisions, &core_curve);
+        let ceiling = best_possible_accuracy(&decisions);
+        let random = accuracy_within_20pct(&curve, &**model, 20_000, 7);
+        curve.accuracy_within_20pct = Some((acc * 1000.0).round() / 1000.0);
+        println!(
+            "accuracy_within_20pct: {acc:.3} of the {} positioning times schedulers compare on the paper's two-reader workloads \
+             (the best any distance curve could do there: {ceiling:.3}); {random:.3} of 20000 random request pairs",
+            decisions.len()
+        );
+    }
+    if let Some(out) = &a.out {
+        crate::output::write_atomically(out, curve.to_json().as_bytes())?;
+        println!("wrote {}", out.display());
+    }
+    Ok(())
+}

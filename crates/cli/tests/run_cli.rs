@@ -1,0 +1,304 @@
+//! `antsched run` and `antsched calibrate` as a user runs them: output, JSON, and errors that
+//! leave nothing half-written.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_antsched"))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("antsched-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// io_uring runs here, or the test should skip (fail in CI, `ANTSCHED_REQUIRE_FUSE=1`).
+fn io_uring_or_skip(test: &str) -> bool {
+    match antsched_io::io_uring_available() {
+        Ok(()) => true,
+        Err(why) if std::env::var("ANTSCHED_REQUIRE_FUSE").as_deref() == Ok("1") => {
+            panic!("{test}: {why}, and ANTSCHED_REQUIRE_FUSE=1 requires it")
+        }
+        Err(why) => {
+            eprintln!("skipping {test}: {why}");
+            false
+        }
+    }
+}
+
+#[test]
+fn run_writes_the_sim_json_plus_the_timer_overshoot() {
+    if !io_uring_or_skip("run_writes_the_sim_json") {
+        return;
+    }
+    let d = scratch("run");
+    let job = d.join("job.fio");
+    std::fs::write(
+        &job,
+        "[global]\nrw=read\nbs=64k\nsize=8m\nioengine=psync\n[a]\nfilename=a.dat\n[b]\nfilename=b.dat\n",
+    )
+    .unwrap();
+    let json = d.join("out.json");
+    let out = bin()
+        .args([
+            "run",
+            job.to_str().unwrap(),
+            "--backend",
+            "emulated:deskstar-34gxp",
+            "--dir",
+        ])
+        .arg(d.join("files"))
+        .args([
+            "--scheduler",
+            "noop",
+            "--runtime",
+            "500ms",
+            "--compare-sim",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("timer p50/p99 us") && stdout.contains("run/sim"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("created"), "the files were made: {stderr}");
+    assert!(
+        !stderr.contains('\r'),
+        "no progress bar when not on a terminal"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let r = &v["runs"][0];
+    for key in [
+        "scheduler",
+        "disk",
+        "throughput_mb_s",
+        "utilization",
+        "contexts",
+        "anticipation",
+    ] {
+        assert!(!r[key].is_null(), "{key} missing: {r}");
+    }
+    for key in ["p50", "p99"] {
+        assert!(r["timer_overshoot_us"][key].is_f64(), "{r}");
+    }
+    assert_eq!(r["disk"], "deskstar-34gxp");
+    assert_eq!(r["verify"]["mismatches"], 0);
+    assert!(r["verify"]["bytes_checked"].as_u64().unwrap() > 0);
+    let c = &r["contexts"][0];
+    for key in [
+        "name",
+        "class",
+        "bytes",
+        "throughput_mb_s",
+        "share",
+        "latency_ms",
+    ] {
+        assert!(!c[key].is_null(), "{key} missing: {c}");
+    }
+    assert!(v["sim"]["runs"][0]["throughput_mb_s"].as_f64().unwrap() > 0.0);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn bad_input_fails_clearly_and_writes_nothing() {
+    let d = scratch("bad");
+    let json = d.join("never.json");
+    let job = d.join("job.fio");
+    std::fs::write(&job, "[a]\nrw=read\nbs=64k\nsize=1m\nfilename=a.dat\n").unwrap();
+    let bad_job = d.join("bad.fio");
+    std::fs::write(&bad_job, "[a]\nrw=sideways\n").unwrap();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["run".into(), d.join("missing.fio").display().to_string()],
+            "missing.fio",
+        ),
+        (
+            vec!["run".into(), bad_job.display().to_string()],
+            "bad.fio:2",
+        ),
+        (
+            vec![
+                "run".into(),
+                job.display().to_string(),
+                "--scheduler".into(),
+                "as-nonsense".into(),
+            ],
+            "as-nonsense",
+        ),
+        (
+            vec![
+                "run".into(),
+                job.display().to_string(),
+                "--scheduler".into(),
+                "noop:depth=0".into(),
+            ],
+            "depth",
+        ),
+        (
+            vec![
+                "run".into(),
+                job.display().to_string(),
+                "--runtime".into(),
+                "10".into(),
+            ],
+            "--runtime",
+        ),
+        (
+            vec![
+                "run".into(),
+                job.display().to_string(),
+                "--backend".into(),
+                "floppy:a".into(),
+            ],
+            "emulated:NAME",
+        ),
+        (
+            vec![
+                "run".into(),
+                job.display().to_string(),
+                "--backend".into(),
+                "emulated:no-such-disk".into(),
+            ],
+            "no-such-disk",
+        ),
+        (
+            vec![
+                "run".into(),
+                job.display().to_string(),
+                "--backend".into(),
+                "file:/dev/null".into(),
+            ],
+            "emulated:NAME",
+        ),
+    ];
+    for (mut args, expect) in cases {
+        if !args.iter().any(|a| a == "--backend") {
+            args.extend(["--backend".into(), "emulated:deskstar-34gxp".into()]);
+        }
+        args.extend(["--dir".into(), d.join("files").display().to_string()]);
+        args.extend(["--json".into(), json.display().to_string()]);
+        let out = bin().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(
+            err.contains(expect),
+            "{args:?}: expected {expect:?} in {err}"
+        );
+        assert!(!json.exists(), "{args:?} wrote {}", json.display());
+    }
+    let out = bin()
+        .args(["calibrate", "--emulate", "no-such-disk", "--out"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-disk"));
+    let out = bin()
+        .arg("calibrate")
+        .arg(d.join("missing.img"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing.img"));
+    assert!(!json.exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn calibrate_measures_an_emulated_disk_and_a_real_file() {
+    if !io_uring_or_skip("calibrate_measures") {
+        return;
+    }
+    let d = scratch("cal");
+    // Emulated: a coarse plan (2 distances per decade, 1 read each) keeps it to a second.
+    let curve = d.join("curve.json");
+    let out = bin()
+        .args([
+            "calibrate",
+            "--emulate",
+            "deskstar-34gxp",
+            "--pairs",
+            "1",
+            "--per-decade",
+            "2",
+            "--out",
+        ])
+        .arg(&curve)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("accuracy_within_20pct"), "{stdout}");
+    let c = antsched_core::PositioningCurve::load(&curve).unwrap();
+    assert!(c.accuracy_within_20pct.is_some());
+    // A seek across the disk costs more than a short hop, milliseconds on a 7,200 rpm disk.
+    assert!(
+        c.time_at(30_000_000) > c.time_at(100).max(2_000_000),
+        "{c:?}"
+    );
+    // The curve is what a scheduler SPEC reads.
+    let spec = format!("as-sptf:estimator={}", curve.display());
+    assert!(antsched_core::build(&spec, &Default::default()).is_ok());
+
+    // A real file on this machine: 8 MiB of data (holes would not touch the device).
+    let img = d.join("real.img");
+    let data: Vec<u8> = (0..8u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(&img, data).unwrap();
+    let real_curve = d.join("real.json");
+    let mut out = bin()
+        .args([
+            "calibrate",
+            img.to_str().unwrap(),
+            "--pairs",
+            "2",
+            "--per-decade",
+            "3",
+            "--out",
+        ])
+        .arg(&real_curve)
+        .output()
+        .unwrap();
+    if !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("O_DIRECT") {
+        eprintln!("the temporary directory refuses O_DIRECT; calibrating buffered");
+        out = bin()
+            .args([
+                "calibrate",
+                img.to_str().unwrap(),
+                "--buffered",
+                "--pairs",
+                "2",
+                "--per-decade",
+                "3",
+                "--out",
+            ])
+            .arg(&real_curve)
+            .output()
+            .unwrap();
+    }
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c = antsched_core::PositioningCurve::load(&real_curve).unwrap();
+    assert!(!c.points.is_empty());
+    assert!(
+        c.accuracy_within_20pct.is_none(),
+        "no model to score a real device against"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
