@@ -11,9 +11,9 @@
 # --realtime), which makes the figures far less sensitive to other work on the machine.
 #
 # Ours runs in two configurations: "plain" (the runtime's defaults: the event loop sleeps in
-# io_uring_enter, a waiter spins 20 us then sleeps) and "polling" (the loop polls its queue
-# and completion ring for 50 us before sleeping, a waiter spins 100 us: fewer thread
-# wake-ups per request, at the cost of busy cores while requests flow).
+# io_uring_enter; a waiter spins up to 200 us for its result where the device's recent latency
+# is at most half that, else sleeps) and "polling" (also, the loop polls its queue and
+# completion ring for 50 us before sleeping: the caller's next request then needs no wake-up).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -63,7 +63,7 @@ for r in $(seq "$rounds"); do
   for qd in 1 32; do
     read -r fi_ fl_ < <(fio_iops "$qd"); f[$qd]+="$fi_"$'\n'; fl[$qd]+="$fl_"$'\n'
     read -r oi ol_ < <(ours_iops "$qd"); o[$qd]+="$oi"$'\n'; ol[$qd]+="$ol_"$'\n'
-    read -r pi pl_ < <(ours_iops "$qd" --poll-us 50 --wait-spin-us 100); p[$qd]+="$pi"$'\n'; pl[$qd]+="$pl_"$'\n'
+    read -r pi pl_ < <(ours_iops "$qd" --poll-us 50); p[$qd]+="$pi"$'\n'; pl[$qd]+="$pl_"$'\n'
     echo "round $r, qd $qd: fio $fi_ IOPS, ours $oi IOPS (plain), $pi IOPS (polling)" >&2
   done
 done

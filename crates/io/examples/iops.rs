@@ -23,7 +23,7 @@ fn main() {
     let mut spec = "noop".to_string();
     let mut realtime = false;
     let mut poll_us = 0u64;
-    let mut wait_spin_us = 20u64;
+    let mut wait_spin_us = Options::default().wait_spin / 1000;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {

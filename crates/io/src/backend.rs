@@ -22,8 +22,9 @@ use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::Arc;
 
+use antsched_core::Nanos;
 use antsched_core::{BuildEnv, CurveEstimator, PositionEstimator};
-use antsched_disk::DeviceModel;
+use antsched_disk::{Completion, DeviceModel, DiskRequest};
 use antsched_sim::SharedDevice;
 
 use crate::error::SetupError;
@@ -159,9 +160,90 @@ impl Store {
 
 /// What kind of device a runtime drives.
 pub(crate) enum Device {
-    File { store: Store },
-    Emulated { model: SharedDevice, store: Store },
+    File {
+        store: Store,
+    },
+    Emulated {
+        model: SharedDevice,
+        store: Store,
+        /// Runtime time at which the model's clock reads 0 (see [`Origin`]).
+        origin: Origin,
+    },
     Null,
+}
+
+/// When an emulated disk's clock starts: at the first request's arrival, on the runtime's
+/// clock (unset until then).
+///
+/// A disk model's platter turns with absolute time. The simulator's issuers all start at its
+/// time 0; the runtime's issue their first request some hundreds of microseconds after the
+/// runtime started, a different rotational phase, and a strictly periodic workload (two
+/// sequential readers alternating) keeps whatever phase relation it starts with: the same job
+/// can then cost a few milliseconds more or less per request than simulated, on every
+/// request. Starting the model's clock with the first request gives the emulated disk the
+/// phase the simulated one has, so the two can be compared request for request. A real
+/// program sees no difference: a real disk's phase at any moment is arbitrary.
+#[derive(Clone, Debug)]
+pub(crate) struct Origin(Arc<std::sync::atomic::AtomicU64>);
+
+impl Origin {
+    fn new() -> Self {
+        Origin(Arc::new(std::sync::atomic::AtomicU64::new(u64::MAX)))
+    }
+
+    /// Sets the origin to `now` unless it is set.
+    pub(crate) fn start(&self, now: Nanos) {
+        let _ = self.0.compare_exchange(
+            u64::MAX,
+            now,
+            std::sync::atomic::Ordering::SeqCst,
+            std::sync::atomic::Ordering::SeqCst,
+        );
+    }
+
+    fn get(&self) -> u64 {
+        match self.0.load(std::sync::atomic::Ordering::SeqCst) {
+            u64::MAX => 0,
+            t => t,
+        }
+    }
+}
+
+/// A disk model whose clock starts at an [`Origin`]: runtime time `t` is model time
+/// `t - origin`. Both the runtime (submitting) and the exact estimator (asking positioning
+/// times) go through it, so they see one clock.
+struct Shifted {
+    inner: Box<dyn DeviceModel>,
+    origin: Origin,
+}
+
+impl DeviceModel for Shifted {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn capacity_sectors(&self) -> u64 {
+        self.inner.capacity_sectors()
+    }
+    fn submit(&mut self, req: &DiskRequest, now: Nanos) -> Completion {
+        let o = self.origin.get();
+        let mut c = self.inner.submit(req, now.saturating_sub(o));
+        c.start += o;
+        c.finish += o;
+        c
+    }
+    fn positioning_time(&self, req: &DiskRequest, start: Nanos) -> Nanos {
+        self.inner
+            .positioning_time(req, start.saturating_sub(self.origin.get()))
+    }
+    fn positioning_between(&self, from_end_lbn: u64, to: &DiskRequest) -> Nanos {
+        self.inner.positioning_between(from_end_lbn, to)
+    }
+    fn clone_box(&self) -> Box<dyn DeviceModel> {
+        Box::new(Shifted {
+            inner: self.inner.clone_box(),
+            origin: self.origin.clone(),
+        })
+    }
 }
 
 /// A device for a runtime: what serves requests, how large it is, and whether to inject
@@ -253,14 +335,23 @@ impl Backend {
         })
     }
 
-    /// The disk model `model` over `store`.
+    /// The disk model `model` over `store`. The model's clock starts when the first request
+    /// arrives, as the simulator's starts with its issuers: the platter's phase then matches
+    /// the simulation's, which a strictly periodic workload would otherwise keep offset on
+    /// every request.
     pub fn emulated(model: Box<dyn DeviceModel>, store: Store) -> Backend {
         let capacity_sectors = model.capacity_sectors();
         let name = model.name().to_string();
+        let origin = Origin::new();
+        let shifted = Shifted {
+            inner: model,
+            origin: origin.clone(),
+        };
         Backend {
             device: Device::Emulated {
-                model: SharedDevice::new(model),
+                model: SharedDevice::new(Box::new(shifted)),
                 store,
+                origin,
             },
             capacity_sectors,
             fail_every: None,

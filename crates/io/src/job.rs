@@ -126,6 +126,11 @@ pub struct RealRun {
     pub timer_overshoot_us: Percentiles,
     /// How late issuers woke from their think times, in microseconds.
     pub think_overshoot_us: Percentiles,
+    /// How long synchronous issuers took to issue their next request once it was due (the
+    /// previous one completed and the think time passed), in microseconds. The simulator's
+    /// issuers take no time; a long response here lets the other issuers' requests be served
+    /// in between, and the run then departs from the simulation.
+    pub response_us: Percentiles,
     /// Emulated completions that came late because the real I/O was slower than the model.
     pub late_completions: u64,
     pub verify: Verification,
@@ -308,8 +313,11 @@ pub fn prepare(
             // that looks whole but is not.
             drop(file);
             let tmp = path.with_extension("antsched-tmp");
+            // Synced before the run: gigabytes of dirty pages being written back would compete
+            // with the run for the cores and the page cache.
             let result = File::create(&tmp).and_then(|mut t| {
                 write_content(&mut t, f.size, seed)?;
+                t.sync_all()?;
                 std::fs::rename(&tmp, &path)
             });
             if let Err(e) = result {
@@ -389,6 +397,9 @@ struct IssuerResult {
     verify: Verification,
     checksum: u64,
     think_overshoot: Histogram<u64>,
+    /// From when a synchronous issuer's next request was due (its previous one completed,
+    /// plus its think time) to when it issued it.
+    response: Histogram<u64>,
     last_completion: Nanos,
 }
 
@@ -581,16 +592,18 @@ impl<'s, 'a> Issuer<'s, 'a> {
         }
     }
 
-    fn think(&mut self, from: Nanos) {
+    /// Thinks after a completion at `from`; returns when the next request is due.
+    fn think(&mut self, from: Nanos) -> Nanos {
         let pause = self.cursor.think_after_completion(self.job) + self.job.issue_delay_ns;
         if pause == 0 {
-            return;
+            return from;
         }
         let clock = self.sh.rt.clock();
         let deadline = from + pause;
         clock.sleep_until(deadline, self.sh.opts.think_spin);
         let late = clock.now().saturating_sub(deadline);
         let _ = self.res.think_overshoot.record(late.max(1));
+        deadline
     }
 
     fn new_context(&mut self) {
@@ -614,6 +627,7 @@ impl<'s, 'a> Issuer<'s, 'a> {
             self.job.iodepth.max(1) as usize
         };
         if depth == 1 {
+            let mut due = None;
             loop {
                 if self.over(endless) {
                     break;
@@ -622,12 +636,16 @@ impl<'s, 'a> Issuer<'s, 'a> {
                     break;
                 };
                 let issued = clock.now();
+                if let Some(due) = due {
+                    // The simulator's issuer answers at once; this one needs a wake-up.
+                    let _ = self.res.response.record(issued.saturating_sub(due).max(1));
+                }
                 let done = self.perform(io);
                 self.record(issued, done, io.len);
                 if self.job.context_per_file && self.cursor.file_passed() {
                     self.new_context();
                 }
-                self.think(done);
+                due = Some(self.think(done));
             }
         } else {
             self.run_async(depth, endless);
@@ -897,6 +915,8 @@ pub fn run(
                         checksum: 0,
                         think_overshoot: Histogram::new_with_bounds(1, 60_000_000_000, 3)
                             .expect("valid bounds"),
+                        response: Histogram::new_with_bounds(1, 60_000_000_000, 3)
+                            .expect("valid bounds"),
                         last_completion: 0,
                     },
                     scratch: Vec::new(),
@@ -1014,6 +1034,7 @@ fn report(
     let mut verify = Verification::default();
     let mut checksum = 0u64;
     let mut think = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
+    let mut response = think.clone();
     for r in results {
         verify.reads_checked += r.verify.reads_checked;
         verify.bytes_checked += r.verify.bytes_checked;
@@ -1024,6 +1045,7 @@ fn report(
         }
         checksum ^= r.checksum;
         let _ = think.add(&r.think_overshoot);
+        let _ = response.add(&r.response);
     }
     verify.checksum = format!("{checksum:016x}");
     let a = stats.anticipation;
@@ -1049,6 +1071,7 @@ fn report(
         },
         timer_overshoot_us: Percentiles::of_ns(&stats.timer_overshoot),
         think_overshoot_us: Percentiles::of_ns(&think),
+        response_us: Percentiles::of_ns(&response),
         late_completions: stats.late_completions,
         verify,
     }

@@ -73,16 +73,16 @@
 //!
 //! ## Choosing the options
 //!
-//! [`Options::default`] sleeps whenever there is nothing to do: a request then costs two thread
-//! wake-ups on top of the device (the loop's, and the caller's), about 25 us on the virtual
-//! machine this was measured on. For devices that answer in tens of microseconds, set
-//! [`Options::poll`] (the loop polls for the caller's next request) and
-//! [`Options::wait_spin`] (the caller spins for its result): at queue depth 1 that matched
-//! fio's io_uring engine on an SSD-like virtual disk, at the cost of busy cores. For an
-//! emulated disk, set [`Options::spin`] (200 us: `antsched run`'s default) so deadlines are
-//! met to the microsecond rather than the tens of microseconds a sleep overshoots, and
-//! [`Options::realtime_priority`] where other work competes for the cores. `crates/io/README.md`
-//! has the figures and the commands that measure them.
+//! [`Options::default`] lets the loop sleep whenever it has nothing to do, and a caller
+//! waiting for a result spin up to 200 us first, but only while the device answers in under
+//! half that (an SSD, a page-cache hit; never a disk): that saves the caller's wake-up, about
+//! 10 to 20 us on the virtual machine this was measured on. [`Options::poll`] saves the loop's
+//! too (it polls for the caller's next request before sleeping), at the cost of a busy core
+//! while requests flow. For an emulated disk, set [`Options::spin`] (200 us: `antsched run`'s
+//! default) so deadlines are met to the microsecond rather than the tens of microseconds a
+//! sleep overshoots. Where other work competes for the cores, set
+//! [`Options::realtime_priority`]. `crates/io/README.md` has the figures and the commands that
+//! measure them.
 //!
 //! ## Requirements
 //!

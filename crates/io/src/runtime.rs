@@ -107,9 +107,11 @@ pub struct Options {
     /// Spin instead of sleeping when the next deadline is closer than this (0: always sleep).
     /// The loop then sleeps until `spin` before each deadline and spins the rest.
     pub spin: Nanos,
-    /// [`Ticket::wait`] spins this long before it sleeps on the result: a completion that
-    /// arrives within the spin costs no futex sleep and wake-up (tens of microseconds on a
-    /// virtual machine). Spinning burns the waiter's core meanwhile.
+    /// [`Ticket::wait`] spins up to this long before it sleeps on the result, when the
+    /// device's recent latency (a decayed average, dispatch to completion) is at most half of
+    /// it: a completion that arrives within the spin costs no futex sleep and wake-up (tens
+    /// of microseconds on a virtual machine), and on a slow device (a disk, an emulated one)
+    /// nobody spins for nothing. Spinning burns the waiter's core meanwhile. 0: never spin.
     pub wait_spin: Nanos,
     /// After a turn that delivered results, poll the submission queue and the completion ring
     /// this long before sleeping: a caller that answers a completion with its next request
@@ -127,7 +129,7 @@ impl Default for Options {
         Self {
             ring_entries: 256,
             spin: 0,
-            wait_spin: 20_000,
+            wait_spin: 200_000,
             poll: 0,
             realtime_priority: None,
         }
@@ -205,6 +207,9 @@ struct Shared {
     clock: Clock,
     capacity_sectors: u64,
     wait_spin: Nanos,
+    /// Recent device latency (dispatch to completion), a decayed average in ns, kept by the
+    /// loop: a waiter spins only when its result is likely to come within its spin.
+    recent_latency: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {
@@ -257,6 +262,7 @@ impl Runtime {
             clock: Clock::new(),
             capacity_sectors: backend.capacity_sectors,
             wait_spin: opts.wait_spin,
+            recent_latency: std::sync::atomic::AtomicU64::new(u64::MAX),
         });
         let device = backend.name().to_string();
         let sched_name = scheduler.name().to_string();
@@ -396,7 +402,15 @@ impl Runtime {
         if self.shared.closed.load(Ordering::SeqCst) {
             return Ticket::ready(Err(IoError::ShuttingDown));
         }
-        let slot = Slot::new(self.shared.wait_spin);
+        // Spin only where the device answers within the spin (an SSD, a page-cache hit): on a
+        // disk, whose requests take milliseconds, the waiter goes straight to sleep.
+        let recent = self.shared.recent_latency.load(Ordering::Relaxed);
+        let spin = if recent.saturating_mul(2) <= self.shared.wait_spin {
+            self.shared.wait_spin
+        } else {
+            0
+        };
+        let slot = Slot::new(spin);
         self.shared.push(Msg::Io(NewIo {
             ctx,
             op,
@@ -814,6 +828,9 @@ impl Loop {
                         io.slot.fulfil(Err(IoError::ShuttingDown));
                         continue;
                     }
+                    if let Device::Emulated { origin, .. } = &self.device {
+                        origin.start(now);
+                    }
                     self.next_id += 1;
                     let id = self.next_id;
                     let req = Request {
@@ -989,6 +1006,16 @@ impl Loop {
         let Some(mut e) = self.entries.remove(&id) else {
             return;
         };
+        if let Some(started) = e.started {
+            let lat = now.saturating_sub(started);
+            let old = self.shared.recent_latency.load(Ordering::Relaxed);
+            let new = if old == u64::MAX {
+                lat
+            } else {
+                (old * 7 + lat) / 8
+            };
+            self.shared.recent_latency.store(new, Ordering::Relaxed);
+        }
         let buf = e.buf.take().expect("a request in flight has its buffer");
         e.answered = true;
         self.sched.complete(e.req.id, now);

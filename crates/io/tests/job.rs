@@ -54,9 +54,14 @@ fn real_time_runs_agree_with_the_simulator_and_read_back_correct_data() {
         );
         assert!(
             (0.9..=1.1).contains(&ratio),
-            "{spec}: real time {:.2} MB/s vs simulated {:.2} MB/s",
+            "{spec}: real time {:.2} MB/s {:?} vs simulated {:.2} MB/s {:?} (late completions {}, timer {:?}, issuers' response {:?})",
             real.report.throughput_mb_s,
-            sim.throughput_mb_s
+            real.report.contexts.iter().map(|c| (c.ios, c.latency_ms.p50)).collect::<Vec<_>>(),
+            sim.throughput_mb_s,
+            sim.contexts.iter().map(|c| (c.ios, c.latency_ms.p50)).collect::<Vec<_>>(),
+            real.late_completions,
+            real.timer_overshoot_us,
+            real.response_us
         );
         assert_eq!(
             real.verify.mismatches, 0,
