@@ -48,6 +48,11 @@ unmount_saving() {
   kill -TERM "$MOUNT_PID"
   wait "$MOUNT_PID"
   MOUNT_PID=""
+  if mountpoint -q "$MOUNT_DIR"; then
+    echo "bench: $MOUNT_DIR is still mounted after antsched exited; see $WORK/mount-*.err" >&2
+    umount -l "$MOUNT_DIR"
+    exit 1
+  fi
 }
 
 cleanup() {

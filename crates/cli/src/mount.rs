@@ -116,17 +116,23 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                     eprintln!("antsched: unmounting {}", unmounter.path().display());
                     match unmounter.unmount() {
                         Ok(()) => {}
-                        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
-                            eprintln!(
-                                "antsched: {} is busy (a process has a file or its working directory there): detached; \
-                                 the mount ends when they let go (signal again to abort it)",
-                                unmounter.path().display()
-                            );
+                        Err(e) => {
+                            // Busy (a process has a file or its working directory there), or
+                            // any other failure: detach, so the mount point is free at once
+                            // and the file system ends when its last user lets go.
+                            if e.raw_os_error() == Some(libc::EBUSY) {
+                                eprintln!(
+                                    "antsched: {} is busy (a process has a file or its working directory there): detaching; \
+                                     the mount ends when they let go (signal again to abort it)",
+                                    unmounter.path().display()
+                                );
+                            } else {
+                                eprintln!("antsched: cannot unmount ({e}): detaching instead");
+                            }
                             if let Err(e) = unmounter.detach() {
-                                eprintln!("antsched: cannot detach: {e}");
+                                eprintln!("antsched: cannot detach: {e} (signal again to abort the connection)");
                             }
                         }
-                        Err(e) => eprintln!("antsched: cannot unmount: {e}"),
                     }
                 } else {
                     eprintln!("antsched: aborting the FUSE connection");

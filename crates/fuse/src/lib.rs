@@ -424,7 +424,18 @@ pub fn mount(cfg: &MountConfig) -> Result<Mount, MountError> {
     let backend = Backend::emulated(model, Store::discard());
     let env = backend.build_env(cfg.seed);
     let sched = antsched_core::build(&cfg.scheduler, &env)?;
-    let rt = Arc::new(Runtime::start(backend, sched, Options::default())?);
+    // The event loop in the real-time class where allowed (root): its deadlines (the disk's
+    // completions, anticipation's timeouts) are what the programs on the mount feel, and a
+    // busy machine would otherwise make it wake late. It sleeps between deadlines, so it
+    // takes no time from the programs it serves.
+    let rt = Arc::new(Runtime::start(
+        backend,
+        sched,
+        Options {
+            realtime_priority: Some(2),
+            ..Options::default()
+        },
+    )?);
     let on_exit = {
         let rt = Arc::downgrade(&rt);
         move |ctx| {
