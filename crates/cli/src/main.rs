@@ -4,6 +4,7 @@
 mod calibrate;
 mod disk;
 mod disks;
+mod mount;
 mod output;
 mod paper;
 mod plots;
@@ -41,6 +42,8 @@ enum Command {
     Run(run::Args),
     /// Measure positioning time against LBN distance and fit the calibrated estimator's curve.
     Calibrate(calibrate::Args),
+    /// Mount a directory through FUSE on an emulated disk, scheduled per process.
+    Mount(mount::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -53,5 +56,6 @@ fn main() -> anyhow::Result<()> {
         Command::Sim(a) => sim::run(a),
         Command::Run(a) => run::run(a),
         Command::Calibrate(a) => calibrate::run(a),
+        Command::Mount(a) => mount::run(a),
     }
 }

@@ -46,11 +46,25 @@ pub struct Extent {
 /// device, or a sparse image of an emulated disk), or several files each holding some runs
 /// of sectors (the files of a workload laid out on an emulated disk, kept as ordinary files
 /// in a directory). Reading or writing a sector the store does not hold is an error.
+///
+/// A third kind, [`Store::discard`], keeps no bytes at all: for a caller that moves the bytes
+/// itself and uses the emulated disk only for when requests complete and in what order.
 #[derive(Clone, Debug)]
 pub struct Store {
     files: Vec<Arc<File>>,
     /// Sorted by `sector`, disjoint. Empty: the single file maps identically.
     extents: Vec<Extent>,
+    /// Keeps no bytes (see [`Store::discard`]).
+    discard: bool,
+}
+
+/// Where a request's bytes are: a file (its index in [`Store::fds`]) and a byte offset, or
+/// nowhere.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    At(usize, u64),
+    /// The store keeps no bytes: reads give zeros, writes are dropped, at once.
+    Discarded,
 }
 
 impl Store {
@@ -59,6 +73,21 @@ impl Store {
         Store {
             files: vec![Arc::new(file)],
             extents: Vec::new(),
+            discard: false,
+        }
+    }
+
+    /// No bytes: every read of the device gives zeros and every write is dropped, without
+    /// any I/O; the emulated disk still times and orders the requests. For callers whose
+    /// data does not fit a fixed sector map: the FUSE mount (`antsched-fuse`) moves each
+    /// request's bytes to and from the backing file itself, because its files are created and
+    /// grow while it runs and their sizes are not multiples of 512 bytes, and asks the
+    /// runtime only for the scheduling and the disk's timing of the same sectors.
+    pub fn discard() -> Store {
+        Store {
+            files: Vec::new(),
+            extents: Vec::new(),
+            discard: true,
         }
     }
 
@@ -87,7 +116,18 @@ impl Store {
         Ok(Store {
             files: files.into_iter().map(Arc::new).collect(),
             extents,
+            discard: false,
         })
+    }
+
+    /// Where `sectors` sectors from `sector` are: [`Place::Discarded`] for a
+    /// [`discard`](Self::discard) store, else as [`locate`](Self::locate).
+    pub fn place(&self, sector: u64, sectors: u64) -> Option<Place> {
+        if self.discard {
+            return Some(Place::Discarded);
+        }
+        self.locate_index(sector, sectors)
+            .map(|(i, off)| Place::At(i, off))
     }
 
     /// The file descriptor and byte offset of `sectors` sectors from `sector`, if the store
@@ -97,8 +137,12 @@ impl Store {
             .map(|(i, off)| (self.files[i].as_raw_fd(), off))
     }
 
-    /// Like [`locate`](Self::locate), with the file's index in [`fds`](Self::fds).
+    /// Like [`locate`](Self::locate), with the file's index in [`fds`](Self::fds). `None`
+    /// for a [`discard`](Self::discard) store, which holds nothing.
     pub fn locate_index(&self, sector: u64, sectors: u64) -> Option<(usize, u64)> {
+        if self.discard {
+            return None;
+        }
         if self.extents.is_empty() {
             return Some((0, sector * 512));
         }

@@ -111,7 +111,7 @@ pub mod job;
 pub mod runtime;
 pub mod ticket;
 
-pub use backend::{Backend, BackendSpec, Extent, Store};
+pub use backend::{Backend, BackendSpec, Extent, Place, Store};
 pub use buf::IoBuf;
 pub use clock::Clock;
 pub use error::{IoError, SetupError};

@@ -90,6 +90,32 @@ fn an_emulated_disk_completes_when_its_model_says() {
 }
 
 #[test]
+fn a_discard_store_moves_no_bytes_but_keeps_the_models_timing() {
+    if !io_uring_or_skip("a_discard_store_moves_no_bytes_but_keeps_the_models_timing") {
+        return;
+    }
+    let model = antsched_disk::preset("deskstar-34gxp").unwrap();
+    let backend = Backend::emulated(model, Store::discard());
+    let env = backend.build_env(1);
+    let rt = Runtime::start(backend, build("sptf", &env).unwrap(), Options::default()).unwrap();
+    let ctx = Ctx::new(0, 0);
+    // Far out on the disk: no file anywhere holds these sectors, and none is needed.
+    let offset = 10u64 << 30;
+    rt.write(ctx, offset, &[7u8; 4096]).unwrap();
+    let t0 = rt.clock().now();
+    let d = block_on(rt.read_async(ctx, offset + (1 << 30), 65536)).unwrap();
+    assert!(d.buf.iter().all(|b| *b == 0), "a discard store reads zeros");
+    assert!(
+        d.completed_at - t0 >= 1_000_000,
+        "a read a gigabyte away still seeks on the model: took {} ns",
+        d.completed_at - t0
+    );
+    let s = rt.shutdown();
+    assert_eq!((s.completed, s.failed), (2, 0));
+    assert!(s.busy > 0);
+}
+
+#[test]
 fn every_nth_failure_reaches_its_caller_alone_and_the_rest_complete_once() {
     if !io_uring_or_skip("every_nth_failure_reaches_its_caller_alone") {
         return;

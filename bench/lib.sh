@@ -1,0 +1,78 @@
+# Shared by the bench/ scripts: build antsched, mount and unmount it, time things.
+# Source it; it sets ANTSCHED, WORK and helpers. Needs root, /dev/fuse and the tools each
+# script names (apt-get install fuse3 fio sqlite3).
+
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+WORK="${ANTSCHED_BENCH_DIR:-/tmp/antsched-bench}"
+mkdir -p "$WORK"
+
+need() {
+  for t in "$@"; do
+    command -v "$t" >/dev/null 2>&1 || { echo "bench: $t is not installed (apt-get install fuse3 fio sqlite3)" >&2; exit 2; }
+  done
+  [ "$(id -u)" -eq 0 ] || { echo "bench: run as root (mounting, dropping caches)" >&2; exit 2; }
+  [ -c /dev/fuse ] || { echo "bench: no /dev/fuse here" >&2; exit 2; }
+}
+
+if [ -z "${ANTSCHED:-}" ]; then
+  (cd "$ROOT" && cargo build --release -q -p antsched)
+  ANTSCHED="$ROOT/target/release/antsched"
+fi
+
+MOUNT_PID=""
+MOUNT_DIR=""
+
+# mount_with BACKING MOUNTPOINT SCHEDULER [antsched mount options...]
+mount_with() {
+  local backing=$1 mnt=$2 sched=$3; shift 3
+  mkdir -p "$mnt"
+  "$ANTSCHED" mount "$backing" "$mnt" --scheduler "$sched" "$@" \
+    >"$WORK/mount-$sched.out" 2>"$WORK/mount-$sched.err" &
+  MOUNT_PID=$!
+  MOUNT_DIR=$mnt
+  for _ in $(seq 400); do
+    if mountpoint -q "$mnt"; then return 0; fi
+    if ! kill -0 "$MOUNT_PID" 2>/dev/null; then break; fi
+    sleep 0.05
+  done
+  cat "$WORK/mount-$sched.err" >&2
+  echo "bench: the mount did not come up" >&2
+  exit 1
+}
+
+# Copies the live statistics to FILE, then unmounts (SIGTERM) and waits.
+unmount_saving() {
+  cp "$MOUNT_DIR/.antsched/stats.json" "$1"
+  kill -TERM "$MOUNT_PID"
+  wait "$MOUNT_PID"
+  MOUNT_PID=""
+  if mountpoint -q "$MOUNT_DIR"; then
+    echo "bench: $MOUNT_DIR is still mounted after antsched exited; see $WORK/mount-*.err" >&2
+    umount -l "$MOUNT_DIR"
+    exit 1
+  fi
+}
+
+cleanup() {
+  if [ -n "$MOUNT_PID" ]; then
+    kill -TERM "$MOUNT_PID" 2>/dev/null || true
+    wait "$MOUNT_PID" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT
+
+drop_caches() {
+  sync
+  echo 3 > /proc/sys/vm/drop_caches
+}
+
+now() { date +%s.%N; }
+
+# The first "throughput_mb_s" of a stats.json (the mount's own, not a context's).
+stats_mb_s() { grep -m1 '"throughput_mb_s"' "$1" | sed 's/.*: *//; s/,//'; }
+stats_field() { grep -m1 "\"$2\"" "$1" | sed 's/.*: *//; s/,//'; }
+
+# calc EXPR: arithmetic with two decimals (awk, so no bc needed).
+calc() { awk "BEGIN { printf \"%.2f\", $1 }"; }

@@ -1,0 +1,168 @@
+//! `antsched mount BACKING MOUNTPOINT`: the FUSE mount, in the foreground until SIGINT or
+//! SIGTERM, then the final statistics.
+
+use std::path::PathBuf;
+
+use antsched_fuse::{CacheMode, ContextKind, MountConfig};
+use anyhow::Context;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The directory whose files the mount shows (and changes).
+    backing: PathBuf,
+    /// An empty directory to mount on.
+    mountpoint: PathBuf,
+    /// Disk model: a built-in name (see `antsched disks`) or a DiskSim .parv file.
+    #[arg(long, default_value = "deskstar-34gxp", value_name = "NAME|PARV")]
+    disk: String,
+    /// Scheduler SPEC (NAME[:key=value,...]; see `antsched schedulers`).
+    #[arg(long, default_value = "as-aged-sptf", value_name = "SPEC")]
+    scheduler: String,
+    /// The kernel's read-ahead for the mount, in KiB (the page cache applies).
+    #[arg(long, value_name = "KIB", conflicts_with = "direct_io")]
+    readahead: Option<u32>,
+    /// Bypass the kernel's page cache and read-ahead: every read reaches the disk as the
+    /// program made it (the paper's mmap case).
+    #[arg(long)]
+    direct_io: bool,
+    /// What a scheduling context is: each process (tgid), each thread (pid) or each user.
+    #[arg(long, default_value = "tgid", value_name = "pid|tgid|uid")]
+    context: ContextKind,
+    /// Let users other than the one mounting in (with default_permissions checks).
+    #[arg(long)]
+    allow_other: bool,
+    /// Print where each file lies on the emulated disk.
+    #[arg(long)]
+    show_layout: bool,
+    /// Also write the final statistics as JSON (`{"runs": [...]}`) to FILE.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+}
+
+/// Blocks the termination signals in this thread (and in every thread started after), so
+/// that one thread can wait for them with `sigwait` and unmount in an orderly way instead of
+/// the process dying with the mount still in place.
+fn block_signals() -> libc::sigset_t {
+    // SAFETY: sigset operations on a local set; pthread_sigmask on the calling thread.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGHUP);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    }
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let set = block_signals();
+    let mut cfg = MountConfig::new(&a.backing, &a.mountpoint);
+    cfg.disk = a.disk;
+    cfg.scheduler = a.scheduler;
+    cfg.cache = if a.direct_io {
+        CacheMode::DirectIo
+    } else {
+        CacheMode::PageCache {
+            readahead_kib: a.readahead,
+        }
+    };
+    cfg.context = a.context;
+    cfg.allow_other = a.allow_other;
+    let mount = antsched_fuse::mount(&cfg)?;
+    if a.show_layout {
+        print!("{}", antsched_fuse::layout::describe(mount.placements()));
+    }
+    let cache = match cfg.cache {
+        CacheMode::DirectIo => "direct I/O (no page cache)".to_string(),
+        CacheMode::PageCache {
+            readahead_kib: Some(k),
+        } => format!("page cache, read-ahead {k} KiB"),
+        CacheMode::PageCache {
+            readahead_kib: None,
+        } => "page cache, the kernel's read-ahead".to_string(),
+    };
+    eprintln!(
+        "antsched: {} mounted at {} ({} files placed): disk {}, scheduler {}, one context per {}, {}.\n\
+         antsched: statistics in {}/.antsched/stats.json; Ctrl-C or SIGTERM unmounts.",
+        a.backing.display(),
+        a.mountpoint.display(),
+        mount.placements().len(),
+        cfg.disk,
+        cfg.scheduler,
+        match cfg.context {
+            ContextKind::Pid => "thread",
+            ContextKind::Tgid => "process",
+            ContextKind::Uid => "user",
+        },
+        cache,
+        a.mountpoint.display(),
+    );
+    let unmounter = mount.unmounter();
+    // The signal thread: first signal unmounts (lazily if the mount is busy), a second one
+    // aborts the FUSE connection.
+    std::thread::Builder::new()
+        .name("antsched-signals".into())
+        .spawn(move || {
+            let mut n = 0;
+            loop {
+                let mut sig: libc::c_int = 0;
+                // SAFETY: `set` is a valid signal set and `sig` writable.
+                if unsafe { libc::sigwait(&set, &mut sig) } != 0 {
+                    continue;
+                }
+                n += 1;
+                if n == 1 {
+                    eprintln!("antsched: unmounting {}", unmounter.path().display());
+                    match unmounter.unmount() {
+                        Ok(()) => {}
+                        Err(e) => {
+                            // Busy (a process has a file or its working directory there), or
+                            // any other failure: detach, so the mount point is free at once
+                            // and the file system ends when its last user lets go.
+                            if e.raw_os_error() == Some(libc::EBUSY) {
+                                eprintln!(
+                                    "antsched: {} is busy (a process has a file or its working directory there): detaching; \
+                                     the mount ends when they let go (signal again to abort it)",
+                                    unmounter.path().display()
+                                );
+                            } else {
+                                eprintln!("antsched: cannot unmount ({e}): detaching instead");
+                            }
+                            if let Err(e) = unmounter.detach() {
+                                eprintln!("antsched: cannot detach: {e} (signal again to abort the connection)");
+                            }
+                        }
+                    }
+                } else {
+                    eprintln!("antsched: aborting the FUSE connection");
+                    if let Err(e) = unmounter.abort() {
+                        eprintln!("antsched: cannot abort: {e}");
+                    }
+                }
+            }
+        })
+        .context("cannot start the signal thread")?;
+    let report = mount.serve()?;
+    eprintln!("antsched: unmounted; final statistics:");
+    let run = report.run_report();
+    print!("{}", crate::sim::table(std::slice::from_ref(&run)));
+    for c in &report.contexts {
+        println!(
+            "  {:<16} pid {:<8} {:>10} bytes  {:>8.2} MB/s  latency ms p50 {:.2} p99 {:.2} max {:.2}{}",
+            c.report.name,
+            c.pid.map_or("-".into(), |p| p.to_string()),
+            c.report.bytes,
+            c.report.throughput_mb_s,
+            c.report.latency_ms.p50,
+            c.report.latency_ms.p99,
+            c.report.latency_ms.max,
+            if c.exited { "  (exited)" } else { "" }
+        );
+    }
+    if let Some(path) = &a.json {
+        let text = serde_json::to_string_pretty(&serde_json::json!({ "runs": [report] }))?;
+        crate::output::write_atomically(path, text.as_bytes())?;
+    }
+    Ok(())
+}

@@ -1,0 +1,225 @@
+//! `antsched mount` as a user runs it: in the foreground, unmounting on SIGTERM with the
+//! final statistics, and refusing bad input with a clear message, a non-zero exit and
+//! nothing mounted. The tests that mount need root and `/dev/fuse`: elsewhere they skip with
+//! a printed reason, and under `ANTSCHED_REQUIRE_FUSE=1` (CI) they fail instead.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_antsched"))
+}
+
+fn fuse_or_skip(test: &str) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let why = if unsafe { libc::geteuid() } != 0 {
+        Some("not root".to_string())
+    } else {
+        antsched_fuse::fuse_device_ok().err()
+    };
+    match why {
+        None => true,
+        Some(why) if std::env::var("ANTSCHED_REQUIRE_FUSE").as_deref() == Ok("1") => {
+            panic!("{test}: cannot run ({why}) and ANTSCHED_REQUIRE_FUSE=1 forbids skipping")
+        }
+        Some(why) => {
+            eprintln!("skipping {test}: {why}");
+            false
+        }
+    }
+}
+
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let d =
+            std::env::temp_dir().join(format!("antsched-cli-mount-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("backing")).unwrap();
+        std::fs::create_dir_all(d.join("mnt")).unwrap();
+        Scratch(d)
+    }
+    fn b(&self) -> PathBuf {
+        self.0.join("backing")
+    }
+    fn m(&self) -> PathBuf {
+        self.0.join("mnt")
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if is_mounted(&self.m()) {
+            let _ = Command::new("umount").arg("-l").arg(self.m()).status();
+        }
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn is_mounted(path: &Path) -> bool {
+    let canon = std::fs::canonicalize(path).unwrap_or(path.to_path_buf());
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .any(|l| l.split(' ').nth(4).is_some_and(|p| Path::new(p) == canon))
+}
+
+fn wait_mounted(path: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !is_mounted(path) {
+        assert!(
+            Instant::now() < deadline,
+            "{} was not mounted",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn sigterm_unmounts_cleanly_and_prints_the_final_statistics() {
+    if !fuse_or_skip("sigterm_unmounts_cleanly_and_prints_the_final_statistics") {
+        return;
+    }
+    let s = Scratch::new("sigterm");
+    std::fs::write(
+        s.b().join("hello.txt"),
+        b"hello through the emulated disk\n",
+    )
+    .unwrap();
+    let json = s.0.join("final.json");
+    let child = bin()
+        .args([
+            "mount",
+            "--disk",
+            "nvme-ssd",
+            "--scheduler",
+            "as-sptf",
+            "--show-layout",
+        ])
+        .arg(s.b())
+        .arg(s.m())
+        .arg("--json")
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_mounted(&s.m());
+    let out = Command::new("cat")
+        .arg(s.m().join("hello.txt"))
+        .output()
+        .unwrap();
+    assert_eq!(out.stdout, b"hello through the emulated disk\n");
+    let live = std::fs::read_to_string(s.m().join(".antsched/stats.json")).unwrap();
+    assert!(live.contains("\"name\": \"cat\""), "{live}");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(!is_mounted(&s.m()), "unmounted");
+    assert!(stdout.contains("hello.txt"), "the layout: {stdout}");
+    assert!(
+        stdout.contains("as-sptf") && stdout.contains("cat"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("unmounted"), "{stderr}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["runs"][0]["contexts"][0]["name"], "cat");
+    assert_eq!(v["runs"][0]["contexts"][0]["bytes"], 32);
+}
+
+fn refused(args: &[&std::ffi::OsStr], want: &str) {
+    let out = bin().arg("mount").args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} was accepted");
+    assert!(stderr.contains(want), "{args:?}: {stderr}");
+}
+
+#[test]
+fn bad_paths_are_refused_with_a_clear_error_and_nothing_mounted() {
+    let s = Scratch::new("errors");
+    let nope = s.0.join("nope");
+    refused(&[nope.as_os_str(), s.m().as_os_str()], "does not exist");
+    std::fs::write(s.m().join("x"), b"x").unwrap();
+    refused(&[s.b().as_os_str(), s.m().as_os_str()], "not empty");
+    refused(&[s.b().as_os_str(), nope.as_os_str()], "does not exist");
+    std::fs::remove_file(s.m().join("x")).unwrap();
+    refused(
+        &[
+            s.b().as_os_str(),
+            s.m().as_os_str(),
+            "--readahead".as_ref(),
+            "128".as_ref(),
+            "--direct-io".as_ref(),
+        ],
+        "cannot be used with",
+    );
+    refused(
+        &[
+            s.b().as_os_str(),
+            s.m().as_os_str(),
+            "--context".as_ref(),
+            "job".as_ref(),
+        ],
+        "tgid",
+    );
+    assert!(!is_mounted(&s.m()));
+}
+
+#[test]
+fn an_unreadable_backing_directory_is_a_clear_error() {
+    if !fuse_or_skip("an_unreadable_backing_directory_is_a_clear_error") {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("unreadable");
+    std::fs::set_permissions(&s.0, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(s.b(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    // Root reads anything: ask as nobody.
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_antsched"))
+        .arg("mount")
+        .arg(s.b().join("."))
+        .arg(s.m())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("backing directory"), "{stderr}");
+    assert!(stderr.contains("Permission denied"), "{stderr}");
+    assert!(!is_mounted(&s.m()));
+}
+
+#[test]
+fn no_fuse_device_is_a_clear_error() {
+    if !fuse_or_skip("no_fuse_device_is_a_clear_error") {
+        return;
+    }
+    let s = Scratch::new("nofuse");
+    // In a private mount namespace, /dev/fuse is replaced by /dev/null: the machine as it is
+    // where the fuse module is missing or a container was not given the device.
+    let out = Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c"])
+        .arg("mount --bind /dev/null /dev/fuse && exec \"$0\" mount \"$1\" \"$2\"")
+        .arg(env!("CARGO_BIN_EXE_antsched"))
+        .arg(s.b())
+        .arg(s.m())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("no FUSE here") && stderr.contains("not the FUSE device"),
+        "{stderr}"
+    );
+    assert!(!is_mounted(&s.m()));
+}

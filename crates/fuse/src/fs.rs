@@ -1,0 +1,1496 @@
+//! The file system: a pass-through of the backing directory whose reads and writes are
+//! scheduled and timed by the runtime.
+//!
+//! ## Inodes and confinement
+//!
+//! Every inode the kernel knows is an `O_PATH` descriptor of the backing file, opened with
+//! `O_NOFOLLOW` by name relative to its parent's descriptor, as libfuse's `passthrough_ll`
+//! does. A FUSE name is one path component (the kernel resolves `.` and `..` itself, from its
+//! own dentries, and never above the mount's root), so no operation of this server resolves a
+//! path through the backing tree, follows a symbolic link, or climbs out of it: everything it
+//! touches is reached from the backing root's descriptor one plain name at a time. Inodes
+//! are counted as the kernel looks them up and forgets them; the descriptor is closed when
+//! the count reaches zero. Files are opened by reopening the `O_PATH` descriptor through
+//! `/proc/self/fd`, which names that very inode, not a path.
+//!
+//! Symbolic links are the one way a client could be sent elsewhere: the kernel follows a
+//! link's target itself, from where the link is. [`readlink`](AntFs) therefore rewrites
+//! targets so that they stay inside the mount, the way a `chroot` to the backing directory
+//! would see them: an absolute target is taken relative to the backing root (a target that
+//! spells out the backing directory's own path is understood as such), `..` never climbs above
+//! the root, and the result is given as a relative path from the link's directory whose only
+//! `..` components come first (so the kernel walks up real directories of the mount and
+//! then down plain names). A link into the tree reads the same as before (up to `.`/`..`
+//! normalisation); a link out of it lands on the same path inside the tree, or on nothing.
+//!
+//! Permissions are checked by the kernel against the backing files' owners and modes
+//! (`default_permissions`); files a user creates through the mount are given to that user
+//! (the server runs as root). Without `--allow-other` the kernel lets only the mounting user
+//! in.
+//!
+//! ## Data
+//!
+//! A read or write of bytes `[offset, offset + len)` of a file becomes requests for the
+//! disk sectors the [layout](crate::layout) gives those bytes (whole sectors; one request
+//! per extent, later pieces marked as continuations), submitted to the runtime in the name
+//! of the calling context, while the bytes themselves are moved with `pread`/`pwrite` on
+//! the backing file (the runtime's store is a discard store: see
+//! `antsched_io::Store::discard`). The FUSE request is answered when both are done: when
+//! the emulated disk has completed the sectors (or later, if the backing file was slower).
+//! Writes are write-through: the kernel sends each `write(2)` to the server (no write-back
+//! cache is negotiated) and the caller returns once the emulated disk has completed it.
+//! `fsync` waits for any write of the file still in the runtime (one racing it from another
+//! thread), then `fsync`s the backing file.
+//!
+//! ## `.antsched/stats.json`
+//!
+//! The root directory holds one more entry than the backing directory: `.antsched`, a
+//! read-only directory that is not in the backing tree, with `stats.json`, a fresh snapshot
+//! of the statistics at every open (served with direct I/O, so every reader sees its own
+//! snapshot). A real `.antsched` in the backing root is hidden by it.
+
+use std::ffi::{CString, OsStr, OsString};
+use std::fs::File;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::{DirEntryExt, FileExt};
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use antsched_core::{ClassId, ContextId, Op};
+use antsched_io::{Ctx, IoBuf, Runtime};
+use fuser::{
+    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo,
+    KernelConfig, LockOwner, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData,
+    ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow,
+    WriteFlags,
+};
+use rustc_hash::FxHashMap;
+
+use crate::contexts::Contexts;
+use crate::layout::{FileKey, Layout, BLOCK};
+use crate::report::{IoStats, Settings};
+
+/// How long the kernel may cache attributes and names. The backing tree is assumed to
+/// change only through the mount while mounted.
+const TTL: Duration = Duration::from_secs(1);
+/// The virtual `.antsched` directory and its `stats.json`.
+pub const STATS_DIR: &str = ".antsched";
+pub const STATS_FILE: &str = "stats.json";
+const VDIR: u64 = u64::MAX - 1;
+const VSTATS: u64 = u64::MAX - 2;
+
+/// What the file system, the exit watcher and the command share.
+pub struct Shared {
+    pub rt: Arc<Runtime>,
+    pub contexts: Contexts,
+    pub io: IoStats,
+    pub layout: Mutex<Layout>,
+    pub settings: Settings,
+}
+
+impl Shared {
+    /// The statistics now, as JSON text.
+    pub fn report(&self) -> crate::report::MountReport {
+        let rt = self.rt.stats();
+        self.io.report(
+            &rt,
+            &self.contexts.all(),
+            self.contexts.exits(),
+            &self.settings,
+        )
+    }
+}
+
+struct Node {
+    fd: Arc<OwnedFd>,
+    key: FileKey,
+    kind: FileType,
+    nlookup: u64,
+}
+
+struct Inodes {
+    nodes: FxHashMap<u64, Node>,
+    by_key: FxHashMap<FileKey, u64>,
+    next: u64,
+}
+
+enum Handle {
+    File {
+        file: File,
+        key: FileKey,
+    },
+    Dir {
+        entries: Vec<(u64, FileType, OsString)>,
+    },
+    Stats {
+        data: Vec<u8>,
+    },
+}
+
+struct Handles {
+    map: FxHashMap<u64, Arc<Handle>>,
+    /// Open file handles per backing file: its blocks are freed only when the last name
+    /// and the last handle are gone.
+    open: FxHashMap<FileKey, u32>,
+}
+
+/// The FUSE file system.
+pub struct AntFs {
+    shared: Arc<Shared>,
+    root: Arc<OwnedFd>,
+    root_key: FileKey,
+    /// The backing directory's canonical path (for absolute symlink targets that name it).
+    backing: PathBuf,
+    inodes: Mutex<Inodes>,
+    handles: Mutex<Handles>,
+    next_fh: AtomicU64,
+    /// Writes handed to the runtime and not yet completed, per file: `fsync` waits for them.
+    writing: Mutex<FxHashMap<FileKey, u32>>,
+    written: Condvar,
+    direct_io: bool,
+    readahead: Option<u32>,
+    /// Give new files to the user who created them (when running as root).
+    chown: bool,
+}
+
+fn errno_of(e: &std::io::Error) -> Errno {
+    Errno::from_i32(e.raw_os_error().unwrap_or(libc::EIO))
+}
+
+fn last_errno() -> Errno {
+    errno_of(&std::io::Error::last_os_error())
+}
+
+fn cstr(name: &OsStr) -> Result<CString, Errno> {
+    CString::new(name.as_bytes()).map_err(|_| Errno::EINVAL)
+}
+
+fn proc_path(fd: RawFd) -> CString {
+    CString::new(format!("/proc/self/fd/{fd}")).expect("no NUL in a number")
+}
+
+/// `fstatat(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)`: the inode the descriptor is.
+fn stat_fd(fd: RawFd) -> Result<libc::stat, Errno> {
+    // SAFETY: an all-zero `stat` is a valid value to be overwritten.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is writable; the empty path is a valid C string.
+    let r = unsafe {
+        libc::fstatat(
+            fd,
+            c"".as_ptr(),
+            &mut st,
+            libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    if r == 0 {
+        Ok(st)
+    } else {
+        Err(last_errno())
+    }
+}
+
+/// `fstatat(dir, name, AT_SYMLINK_NOFOLLOW)`.
+fn stat_at(dir: RawFd, name: &CString) -> Result<libc::stat, Errno> {
+    // SAFETY: as in `stat_fd`.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is writable and `name` a valid C string.
+    let r = unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+    if r == 0 {
+        Ok(st)
+    } else {
+        Err(last_errno())
+    }
+}
+
+fn kind_of(mode: libc::mode_t) -> FileType {
+    match mode & libc::S_IFMT {
+        libc::S_IFDIR => FileType::Directory,
+        libc::S_IFLNK => FileType::Symlink,
+        libc::S_IFIFO => FileType::NamedPipe,
+        libc::S_IFSOCK => FileType::Socket,
+        libc::S_IFCHR => FileType::CharDevice,
+        libc::S_IFBLK => FileType::BlockDevice,
+        _ => FileType::RegularFile,
+    }
+}
+
+fn time(sec: i64, nsec: i64) -> SystemTime {
+    if sec >= 0 {
+        UNIX_EPOCH + Duration::new(sec as u64, nsec as u32)
+    } else {
+        UNIX_EPOCH - Duration::from_secs(sec.unsigned_abs()) + Duration::from_nanos(nsec as u64)
+    }
+}
+
+fn attr_of(ino: u64, st: &libc::stat) -> FileAttr {
+    FileAttr {
+        ino: INodeNo(ino),
+        size: st.st_size as u64,
+        blocks: st.st_blocks as u64,
+        atime: time(st.st_atime, st.st_atime_nsec),
+        mtime: time(st.st_mtime, st.st_mtime_nsec),
+        ctime: time(st.st_ctime, st.st_ctime_nsec),
+        crtime: time(st.st_ctime, st.st_ctime_nsec),
+        kind: kind_of(st.st_mode),
+        perm: (st.st_mode & 0o7777) as u16,
+        nlink: st.st_nlink as u32,
+        uid: st.st_uid,
+        gid: st.st_gid,
+        rdev: st.st_rdev as u32,
+        blksize: BLOCK as u32,
+        flags: 0,
+    }
+}
+
+fn virtual_attr(ino: u64, size: u64) -> FileAttr {
+    let now = SystemTime::now();
+    let dir = ino == VDIR;
+    FileAttr {
+        ino: INodeNo(ino),
+        size,
+        blocks: size.div_ceil(512),
+        atime: now,
+        mtime: now,
+        ctime: now,
+        crtime: now,
+        kind: if dir {
+            FileType::Directory
+        } else {
+            FileType::RegularFile
+        },
+        perm: if dir { 0o555 } else { 0o444 },
+        nlink: if dir { 2 } else { 1 },
+        uid: 0,
+        gid: 0,
+        rdev: 0,
+        blksize: BLOCK as u32,
+        flags: 0,
+    }
+}
+
+fn timespec(t: Option<TimeOrNow>) -> libc::timespec {
+    match t {
+        None => libc::timespec {
+            tv_sec: 0,
+            tv_nsec: libc::UTIME_OMIT,
+        },
+        Some(TimeOrNow::Now) => libc::timespec {
+            tv_sec: 0,
+            tv_nsec: libc::UTIME_NOW,
+        },
+        Some(TimeOrNow::SpecificTime(t)) => {
+            let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+            libc::timespec {
+                tv_sec: d.as_secs() as libc::time_t,
+                tv_nsec: d.subsec_nanos() as libc::c_long,
+            }
+        }
+    }
+}
+
+/// Rewrites a symbolic link's `target` so that, followed from the link's directory `dir`
+/// (its components below the mount's root), it stays inside the mount: see the module
+/// documentation. `backing` is the backing directory's canonical path.
+pub fn confine_link(dir: &[OsString], target: &Path, backing: &Path) -> PathBuf {
+    let mut at: Vec<OsString> = Vec::new();
+    let rest: &Path = if target.is_absolute() {
+        // An absolute target that spells out the backing directory means a place in it;
+        // any other absolute target is read as if the backing directory were `/`.
+        target.strip_prefix(backing).unwrap_or(target)
+    } else {
+        at.extend(dir.iter().cloned());
+        target
+    };
+    for c in rest.components() {
+        match c {
+            Component::Normal(n) => at.push(n.to_os_string()),
+            Component::ParentDir => {
+                at.pop(); // never above the root
+            }
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+    let common = dir.iter().zip(&at).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..dir.len() {
+        out.push("..");
+    }
+    for c in &at[common..] {
+        out.push(c);
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
+impl AntFs {
+    pub fn new(
+        shared: Arc<Shared>,
+        root: OwnedFd,
+        backing: PathBuf,
+        direct_io: bool,
+        readahead: Option<u32>,
+    ) -> Result<AntFs, std::io::Error> {
+        let st =
+            stat_fd(root.as_raw_fd()).map_err(|e| std::io::Error::from_raw_os_error(e.code()))?;
+        // SAFETY: geteuid has no preconditions.
+        let root_user = unsafe { libc::geteuid() } == 0;
+        Ok(AntFs {
+            shared,
+            root: Arc::new(root),
+            root_key: (st.st_dev, st.st_ino),
+            backing,
+            inodes: Mutex::new(Inodes {
+                nodes: FxHashMap::default(),
+                by_key: FxHashMap::default(),
+                next: 2,
+            }),
+            handles: Mutex::new(Handles {
+                map: FxHashMap::default(),
+                open: FxHashMap::default(),
+            }),
+            next_fh: AtomicU64::new(1),
+            writing: Mutex::new(FxHashMap::default()),
+            written: Condvar::new(),
+            direct_io,
+            readahead,
+            chown: root_user,
+        })
+    }
+
+    fn inodes(&self) -> std::sync::MutexGuard<'_, Inodes> {
+        self.inodes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn lock_writing(&self) -> std::sync::MutexGuard<'_, FxHashMap<FileKey, u32>> {
+        self.writing.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn handles(&self) -> std::sync::MutexGuard<'_, Handles> {
+        self.handles.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The descriptor, backing key and kind of inode `ino`.
+    fn node(&self, ino: INodeNo) -> Result<(Arc<OwnedFd>, FileKey, FileType), Errno> {
+        if ino.0 == INodeNo::ROOT.0 {
+            return Ok((self.root.clone(), self.root_key, FileType::Directory));
+        }
+        if ino.0 == VDIR || ino.0 == VSTATS {
+            return Err(Errno::EROFS);
+        }
+        let g = self.inodes();
+        let n = g.nodes.get(&ino.0).ok_or(Errno::ESTALE)?;
+        Ok((n.fd.clone(), n.key, n.kind))
+    }
+
+    fn dir_fd(&self, ino: INodeNo) -> Result<Arc<OwnedFd>, Errno> {
+        let (fd, _, kind) = self.node(ino)?;
+        if kind != FileType::Directory {
+            return Err(Errno::ENOTDIR);
+        }
+        Ok(fd)
+    }
+
+    fn handle(&self, fh: FileHandle) -> Result<Arc<Handle>, Errno> {
+        self.handles().map.get(&fh.0).cloned().ok_or(Errno::EBADF)
+    }
+
+    fn add_handle(&self, h: Handle) -> u64 {
+        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
+        let mut g = self.handles();
+        if let Handle::File { key, .. } = &h {
+            *g.open.entry(*key).or_default() += 1;
+        }
+        g.map.insert(fh, Arc::new(h));
+        fh
+    }
+
+    fn is_open(&self, key: FileKey) -> bool {
+        self.handles().open.get(&key).is_some_and(|n| *n > 0)
+    }
+
+    /// Looks `name` up in directory `parent` and counts one more kernel reference to it.
+    fn lookup_entry(&self, parent: &OwnedFd, name: &OsStr) -> Result<FileAttr, Errno> {
+        if name.is_empty() || name == "." || name == ".." || name.as_bytes().contains(&b'/') {
+            return Err(Errno::EINVAL);
+        }
+        let c = cstr(name)?;
+        // SAFETY: `parent` is an open directory descriptor and `c` a valid C string.
+        let fd = unsafe {
+            libc::openat(
+                parent.as_raw_fd(),
+                c.as_ptr(),
+                libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return Err(last_errno());
+        }
+        // SAFETY: a fresh descriptor we own.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let st = stat_fd(fd.as_raw_fd())?;
+        let key = (st.st_dev, st.st_ino);
+        let mut g = self.inodes();
+        let ino = match g.by_key.get(&key).copied() {
+            Some(ino) => {
+                if let Some(n) = g.nodes.get_mut(&ino) {
+                    n.nlookup += 1;
+                }
+                ino
+            }
+            None => {
+                let ino = g.next;
+                g.next += 1;
+                g.nodes.insert(
+                    ino,
+                    Node {
+                        fd: Arc::new(fd),
+                        key,
+                        kind: kind_of(st.st_mode),
+                        nlookup: 1,
+                    },
+                );
+                g.by_key.insert(key, ino);
+                ino
+            }
+        };
+        Ok(attr_of(ino, &st))
+    }
+
+    /// Gives a newly made entry to the requesting user (the server runs as root), and its
+    /// group as the directory's if that is set-group-id.
+    fn give_to_caller(&self, req: &Request, parent: &OwnedFd, name: &CString) {
+        if !self.chown {
+            return;
+        }
+        let gid = match stat_fd(parent.as_raw_fd()) {
+            Ok(st) if st.st_mode & libc::S_ISGID != 0 => st.st_gid,
+            _ => req.gid(),
+        };
+        // SAFETY: valid descriptor and C string; AT_SYMLINK_NOFOLLOW changes the entry itself.
+        unsafe {
+            libc::fchownat(
+                parent.as_raw_fd(),
+                name.as_ptr(),
+                req.uid(),
+                gid,
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        };
+    }
+
+    /// Frees a file's blocks once its last name and handle are gone.
+    fn maybe_release(&self, key: FileKey, nlink_now: u64) {
+        if nlink_now == 0 && !self.is_open(key) {
+            self.shared
+                .layout
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .release(key);
+        }
+    }
+
+    fn ctx(&self, req: &Request) -> (ContextId, Ctx) {
+        let c = self.shared.contexts.resolve(req.pid(), req.uid());
+        (
+            c,
+            Ctx {
+                context: c,
+                class: ClassId(c.0),
+            },
+        )
+    }
+
+    /// Submits the disk requests for bytes `[offset, offset + len)` of `key`, runs `io`
+    /// (the real transfer) meanwhile, waits for both, and records the statistics.
+    fn timed<T>(
+        &self,
+        req: &Request,
+        op: Op,
+        span: Span,
+        io: impl FnOnce() -> Result<T, Errno>,
+    ) -> Result<T, Errno> {
+        let Span {
+            key,
+            offset,
+            len,
+            file_len,
+        } = span;
+        let (context, ctx) = self.ctx(req);
+        let runs = {
+            let mut l = self.shared.layout.lock().unwrap_or_else(|e| e.into_inner());
+            match l.ensure(key, file_len) {
+                Ok(()) => {}
+                Err(_) if op == Op::Write => return Err(Errno::ENOSPC),
+                // A file that grew behind the mount's back and no longer fits: serve it,
+                // timing what has a place.
+                Err(_) => {}
+            }
+            l.runs(key, offset, len)
+        };
+        let rt = &self.shared.rt;
+        if op == Op::Write {
+            *self.lock_writing().entry(key).or_default() += 1;
+        }
+        let issued = rt.clock().now();
+        let tickets: Vec<_> = runs
+            .iter()
+            .enumerate()
+            .map(|(i, (sector, sectors))| {
+                rt.submit(
+                    ctx,
+                    op,
+                    *sector,
+                    IoBuf::zeroed((*sectors * 512) as usize),
+                    true,
+                    i > 0,
+                )
+            })
+            .collect();
+        let result = io();
+        let mut failed = false;
+        for t in tickets {
+            if t.wait().is_err() {
+                failed = true;
+            }
+        }
+        let done = rt.clock().now();
+        if op == Op::Write {
+            let mut w = self.lock_writing();
+            if let Some(n) = w.get_mut(&key) {
+                *n -= 1;
+                if *n == 0 {
+                    w.remove(&key);
+                }
+            }
+            self.written.notify_all();
+        }
+        let value = result?;
+        if failed {
+            return Err(Errno::EIO);
+        }
+        if !runs.is_empty() {
+            self.shared.io.record(context, len, issued, done);
+        }
+        Ok(value)
+    }
+}
+
+/// Bytes `[offset, offset + len)` of the backing file `key`, whose length is (or becomes)
+/// `file_len`.
+#[derive(Clone, Copy)]
+struct Span {
+    key: FileKey,
+    offset: u64,
+    len: u64,
+    file_len: u64,
+}
+
+fn pread_full(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match file.read_at(&mut buf[got..], offset + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+impl Filesystem for AntFs {
+    fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
+        if let Some(bytes) = self.readahead {
+            // The kernel offers its largest read-ahead; ask for what the user chose, or the
+            // kernel's largest if that is less.
+            if let Err(max) = config.set_max_readahead(bytes.max(1)) {
+                let _ = config.set_max_readahead(max);
+            }
+        }
+        Ok(())
+    }
+
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        if parent.0 == INodeNo::ROOT.0 && name == STATS_DIR {
+            return reply.entry(&TTL, &virtual_attr(VDIR, 0), Generation(0));
+        }
+        if parent.0 == VDIR {
+            return if name == STATS_FILE {
+                let len = serde_json::to_vec_pretty(&self.shared.report())
+                    .map_or(0, |v| v.len() as u64 + 1);
+                reply.entry(&Duration::ZERO, &virtual_attr(VSTATS, len), Generation(0))
+            } else {
+                reply.error(Errno::ENOENT)
+            };
+        }
+        let r = self
+            .dir_fd(parent)
+            .and_then(|p| self.lookup_entry(&p, name));
+        match r {
+            Ok(attr) => reply.entry(&TTL, &attr, Generation(0)),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn forget(&self, _req: &Request, ino: INodeNo, nlookup: u64) {
+        let mut g = self.inodes();
+        let gone = match g.nodes.get_mut(&ino.0) {
+            Some(n) => {
+                n.nlookup = n.nlookup.saturating_sub(nlookup);
+                (n.nlookup == 0).then_some(n.key)
+            }
+            None => None,
+        };
+        if let Some(key) = gone {
+            g.nodes.remove(&ino.0);
+            g.by_key.remove(&key);
+        }
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        match ino.0 {
+            VDIR => return reply.attr(&TTL, &virtual_attr(VDIR, 0)),
+            VSTATS => {
+                let len = serde_json::to_vec_pretty(&self.shared.report())
+                    .map_or(0, |v| v.len() as u64 + 1);
+                return reply.attr(&Duration::ZERO, &virtual_attr(VSTATS, len));
+            }
+            _ => {}
+        }
+        match self
+            .node(ino)
+            .and_then(|(fd, _, _)| stat_fd(fd.as_raw_fd()))
+        {
+            Ok(st) => reply.attr(&TTL, &attr_of(ino.0, &st)),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn setattr(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        mode: Option<u32>,
+        uid: Option<u32>,
+        gid: Option<u32>,
+        size: Option<u64>,
+        atime: Option<TimeOrNow>,
+        mtime: Option<TimeOrNow>,
+        _ctime: Option<SystemTime>,
+        fh: Option<FileHandle>,
+        _crtime: Option<SystemTime>,
+        _chgtime: Option<SystemTime>,
+        _bkuptime: Option<SystemTime>,
+        _flags: Option<fuser::BsdFileFlags>,
+        reply: ReplyAttr,
+    ) {
+        let r = (|| -> Result<libc::stat, Errno> {
+            let (fd, key, kind) = self.node(ino)?;
+            let raw = fd.as_raw_fd();
+            let path = proc_path(raw);
+            if let Some(mode) = mode {
+                if kind == FileType::Symlink {
+                    return Err(Errno::EOPNOTSUPP);
+                }
+                // SAFETY: valid C string; chmod follows the /proc magic link to this inode.
+                if unsafe { libc::chmod(path.as_ptr(), mode & 0o7777) } != 0 {
+                    return Err(last_errno());
+                }
+            }
+            if uid.is_some() || gid.is_some() {
+                let (u, g) = (uid.unwrap_or(u32::MAX), gid.unwrap_or(u32::MAX));
+                // SAFETY: valid descriptor; AT_EMPTY_PATH changes the inode it names.
+                let r = unsafe {
+                    libc::fchownat(
+                        raw,
+                        c"".as_ptr(),
+                        u,
+                        g,
+                        libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW,
+                    )
+                };
+                if r != 0 {
+                    return Err(last_errno());
+                }
+            }
+            if let Some(size) = size {
+                let open = fh.and_then(|f| self.handle(f).ok());
+                let r = match open.as_deref() {
+                    Some(Handle::File { file, .. }) => file.set_len(size).map_err(|e| errno_of(&e)),
+                    _ => {
+                        // SAFETY: valid C string naming this inode.
+                        if unsafe { libc::truncate(path.as_ptr(), size as libc::off_t) } == 0 {
+                            Ok(())
+                        } else {
+                            Err(last_errno())
+                        }
+                    }
+                };
+                r?;
+                self.shared
+                    .layout
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .truncate(key, size);
+            }
+            if atime.is_some() || mtime.is_some() {
+                let ts = [timespec(atime), timespec(mtime)];
+                // SAFETY: valid descriptor/path and two timespecs.
+                let r = if kind == FileType::Symlink {
+                    unsafe { libc::utimensat(raw, c"".as_ptr(), ts.as_ptr(), libc::AT_EMPTY_PATH) }
+                } else {
+                    unsafe { libc::utimensat(libc::AT_FDCWD, path.as_ptr(), ts.as_ptr(), 0) }
+                };
+                if r != 0 {
+                    return Err(last_errno());
+                }
+            }
+            stat_fd(raw)
+        })();
+        match r {
+            Ok(st) => reply.attr(&TTL, &attr_of(ino.0, &st)),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn readlink(&self, _req: &Request, ino: INodeNo, reply: ReplyData) {
+        let r = (|| -> Result<Vec<u8>, Errno> {
+            let (fd, _, kind) = self.node(ino)?;
+            if kind != FileType::Symlink {
+                return Err(Errno::EINVAL);
+            }
+            let raw = fd.as_raw_fd();
+            let mut buf = vec![0u8; libc::PATH_MAX as usize];
+            // SAFETY: `buf` is writable for its length; the empty path reads the link `raw` is.
+            let n =
+                unsafe { libc::readlinkat(raw, c"".as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+            if n < 0 {
+                return Err(last_errno());
+            }
+            buf.truncate(n as usize);
+            let target = PathBuf::from(OsStr::from_bytes(&buf));
+            // Where the link is: the kernel's name for it, below the backing root.
+            let here =
+                std::fs::read_link(format!("/proc/self/fd/{raw}")).map_err(|e| errno_of(&e))?;
+            let rel = here
+                .strip_prefix(&self.backing)
+                .map_err(|_| Errno::EACCES)?;
+            let dir: Vec<OsString> = rel
+                .parent()
+                .map(|p| p.iter().map(|c| c.to_os_string()).collect())
+                .unwrap_or_default();
+            Ok(confine_link(&dir, &target, &self.backing)
+                .into_os_string()
+                .into_vec())
+        })();
+        match r {
+            Ok(t) => reply.data(&t),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn mknod(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        _umask: u32,
+        rdev: u32,
+        reply: ReplyEntry,
+    ) {
+        let r = (|| {
+            if parent.0 == VDIR {
+                return Err(Errno::EROFS);
+            }
+            let fmt = mode & libc::S_IFMT;
+            if fmt != libc::S_IFREG && fmt != libc::S_IFIFO && fmt != libc::S_IFSOCK {
+                return Err(Errno::EPERM); // no device nodes on a mount of data
+            }
+            let p = self.dir_fd(parent)?;
+            let c = cstr(name)?;
+            // SAFETY: valid descriptor and C string.
+            if unsafe { libc::mknodat(p.as_raw_fd(), c.as_ptr(), mode, u64::from(rdev)) } != 0 {
+                return Err(last_errno());
+            }
+            self.give_to_caller(req, &p, &c);
+            self.lookup_entry(&p, name)
+        })();
+        match r {
+            Ok(a) => reply.entry(&TTL, &a, Generation(0)),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn mkdir(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        _umask: u32,
+        reply: ReplyEntry,
+    ) {
+        let r = (|| {
+            if parent.0 == VDIR || (parent.0 == INodeNo::ROOT.0 && name == STATS_DIR) {
+                return Err(Errno::EROFS);
+            }
+            let p = self.dir_fd(parent)?;
+            let c = cstr(name)?;
+            // SAFETY: valid descriptor and C string.
+            if unsafe { libc::mkdirat(p.as_raw_fd(), c.as_ptr(), mode) } != 0 {
+                return Err(last_errno());
+            }
+            self.give_to_caller(req, &p, &c);
+            self.lookup_entry(&p, name)
+        })();
+        match r {
+            Ok(a) => reply.entry(&TTL, &a, Generation(0)),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        let r = (|| {
+            if parent.0 == VDIR || (parent.0 == INodeNo::ROOT.0 && name == STATS_DIR) {
+                return Err(Errno::EROFS);
+            }
+            let p = self.dir_fd(parent)?;
+            let c = cstr(name)?;
+            let st = stat_at(p.as_raw_fd(), &c)?;
+            // SAFETY: valid descriptor and C string.
+            if unsafe { libc::unlinkat(p.as_raw_fd(), c.as_ptr(), 0) } != 0 {
+                return Err(last_errno());
+            }
+            if st.st_mode & libc::S_IFMT == libc::S_IFREG {
+                self.maybe_release((st.st_dev, st.st_ino), st.st_nlink.saturating_sub(1));
+            }
+            Ok(())
+        })();
+        match r {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        let r = (|| {
+            if parent.0 == VDIR || (parent.0 == INodeNo::ROOT.0 && name == STATS_DIR) {
+                return Err(Errno::EROFS);
+            }
+            let p = self.dir_fd(parent)?;
+            let c = cstr(name)?;
+            // SAFETY: valid descriptor and C string.
+            if unsafe { libc::unlinkat(p.as_raw_fd(), c.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
+                return Err(last_errno());
+            }
+            Ok(())
+        })();
+        match r {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn symlink(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        link_name: &OsStr,
+        target: &Path,
+        reply: ReplyEntry,
+    ) {
+        let r = (|| {
+            if parent.0 == VDIR || (parent.0 == INodeNo::ROOT.0 && link_name == STATS_DIR) {
+                return Err(Errno::EROFS);
+            }
+            let p = self.dir_fd(parent)?;
+            let c = cstr(link_name)?;
+            let t = cstr(target.as_os_str())?;
+            // SAFETY: valid descriptor and C strings. The target is stored as given; it is
+            // confined when read (readlink).
+            if unsafe { libc::symlinkat(t.as_ptr(), p.as_raw_fd(), c.as_ptr()) } != 0 {
+                return Err(last_errno());
+            }
+            self.give_to_caller(req, &p, &c);
+            self.lookup_entry(&p, link_name)
+        })();
+        match r {
+            Ok(a) => reply.entry(&TTL, &a, Generation(0)),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn rename(
+        &self,
+        _req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        newparent: INodeNo,
+        newname: &OsStr,
+        flags: RenameFlags,
+        reply: ReplyEmpty,
+    ) {
+        let r = (|| {
+            let virt =
+                |p: INodeNo, n: &OsStr| p.0 == VDIR || (p.0 == INodeNo::ROOT.0 && n == STATS_DIR);
+            if virt(parent, name) || virt(newparent, newname) {
+                return Err(Errno::EROFS);
+            }
+            let p = self.dir_fd(parent)?;
+            let np = self.dir_fd(newparent)?;
+            let (c, nc) = (cstr(name)?, cstr(newname)?);
+            let replaced = stat_at(np.as_raw_fd(), &nc).ok();
+            // SAFETY: valid descriptors and C strings.
+            let r = unsafe {
+                libc::renameat2(
+                    p.as_raw_fd(),
+                    c.as_ptr(),
+                    np.as_raw_fd(),
+                    nc.as_ptr(),
+                    flags.bits(),
+                )
+            };
+            if r != 0 {
+                return Err(last_errno());
+            }
+            if let Some(st) = replaced {
+                if !flags.contains(RenameFlags::RENAME_EXCHANGE)
+                    && st.st_mode & libc::S_IFMT == libc::S_IFREG
+                {
+                    self.maybe_release((st.st_dev, st.st_ino), st.st_nlink.saturating_sub(1));
+                }
+            }
+            Ok(())
+        })();
+        match r {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn link(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        newparent: INodeNo,
+        newname: &OsStr,
+        reply: ReplyEntry,
+    ) {
+        let r = (|| {
+            if newparent.0 == VDIR || (newparent.0 == INodeNo::ROOT.0 && newname == STATS_DIR) {
+                return Err(Errno::EROFS);
+            }
+            let (fd, _, _) = self.node(ino)?;
+            let np = self.dir_fd(newparent)?;
+            let nc = cstr(newname)?;
+            // SAFETY: valid descriptors and C strings; AT_EMPTY_PATH links the inode `fd` is.
+            let r = unsafe {
+                libc::linkat(
+                    fd.as_raw_fd(),
+                    c"".as_ptr(),
+                    np.as_raw_fd(),
+                    nc.as_ptr(),
+                    libc::AT_EMPTY_PATH,
+                )
+            };
+            if r != 0 {
+                return Err(last_errno());
+            }
+            self.lookup_entry(&np, newname)
+        })();
+        match r {
+            Ok(a) => reply.entry(&TTL, &a, Generation(0)),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        if ino.0 == VSTATS {
+            if flags.0 & libc::O_ACCMODE != libc::O_RDONLY {
+                return reply.error(Errno::EROFS);
+            }
+            let mut data = serde_json::to_vec_pretty(&self.shared.report()).unwrap_or_default();
+            data.push(b'\n');
+            let fh = self.add_handle(Handle::Stats { data });
+            return reply.opened(FileHandle(fh), FopenFlags::FOPEN_DIRECT_IO);
+        }
+        let r = (|| {
+            let (fd, key, kind) = self.node(ino)?;
+            if kind == FileType::Directory {
+                return Err(Errno::EISDIR);
+            }
+            if kind == FileType::Symlink {
+                return Err(Errno::ELOOP);
+            }
+            // The bytes are moved with pread/pwrite at the offsets the kernel gives: no
+            // O_APPEND (pwrite would ignore the offset), no O_DIRECT (alignment is the
+            // kernel's business on the mount, not the backing file's), and the /proc magic
+            // link must be followed (no O_NOFOLLOW).
+            let keep = flags.0
+                & !(libc::O_CREAT
+                    | libc::O_EXCL
+                    | libc::O_NOCTTY
+                    | libc::O_APPEND
+                    | libc::O_DIRECT
+                    | libc::O_NOFOLLOW);
+            let path = proc_path(fd.as_raw_fd());
+            // SAFETY: valid C string; the result is a new descriptor or -1.
+            let f = unsafe { libc::open(path.as_ptr(), keep | libc::O_CLOEXEC) };
+            if f < 0 {
+                return Err(last_errno());
+            }
+            // SAFETY: a fresh descriptor we own.
+            let file = File::from(unsafe { OwnedFd::from_raw_fd(f) });
+            Ok(self.add_handle(Handle::File { file, key }))
+        })();
+        let open_flags = if self.direct_io {
+            FopenFlags::FOPEN_DIRECT_IO
+        } else {
+            // The backing files change only through the mount: keep the page cache across
+            // opens, as a local file system does.
+            FopenFlags::FOPEN_KEEP_CACHE
+        };
+        match r {
+            Ok(fh) => reply.opened(FileHandle(fh), open_flags),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn read(
+        &self,
+        req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyData,
+    ) {
+        let r = (|| -> Result<Vec<u8>, Errno> {
+            let h = self.handle(fh)?;
+            match &*h {
+                Handle::Stats { data } => {
+                    let start = (offset as usize).min(data.len());
+                    let end = (start + size as usize).min(data.len());
+                    Ok(data[start..end].to_vec())
+                }
+                Handle::Dir { .. } => Err(Errno::EISDIR),
+                Handle::File { file, key } => {
+                    let file_len = file.metadata().map_err(|e| errno_of(&e))?.len();
+                    if offset >= file_len {
+                        return Ok(Vec::new());
+                    }
+                    let len = u64::from(size).min(file_len - offset);
+                    let mut buf = vec![0u8; len as usize];
+                    let span = Span {
+                        key: *key,
+                        offset,
+                        len,
+                        file_len,
+                    };
+                    let got = self.timed(req, Op::Read, span, || {
+                        pread_full(file, &mut buf, offset).map_err(|e| errno_of(&e))
+                    })?;
+                    buf.truncate(got);
+                    Ok(buf)
+                }
+            }
+        })();
+        match r {
+            Ok(d) => reply.data(&d),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn write(
+        &self,
+        req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        data: &[u8],
+        _write_flags: WriteFlags,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyWrite,
+    ) {
+        let r = (|| -> Result<u32, Errno> {
+            let h = self.handle(fh)?;
+            let Handle::File { file, key } = &*h else {
+                return Err(Errno::EBADF);
+            };
+            let end = offset + data.len() as u64;
+            let file_len = file.metadata().map_err(|e| errno_of(&e))?.len().max(end);
+            let span = Span {
+                key: *key,
+                offset,
+                len: data.len() as u64,
+                file_len,
+            };
+            self.timed(req, Op::Write, span, || {
+                file.write_all_at(data, offset).map_err(|e| errno_of(&e))
+            })?;
+            Ok(data.len() as u32)
+        })();
+        match r {
+            Ok(n) => reply.written(n),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn flush(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _lock_owner: LockOwner,
+        reply: ReplyEmpty,
+    ) {
+        // Every write was completed by the emulated disk before it returned.
+        reply.ok();
+    }
+
+    fn release(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        let h = {
+            let mut g = self.handles();
+            let h = g.map.remove(&fh.0);
+            if let Some(Handle::File { key, .. }) = h.as_deref() {
+                if let Some(n) = g.open.get_mut(key) {
+                    *n -= 1;
+                    if *n == 0 {
+                        g.open.remove(key);
+                    }
+                }
+            }
+            h
+        };
+        if let Some(Handle::File { file, key }) = h.as_deref() {
+            // The last handle of a file with no name left: its blocks are free now.
+            if let Ok(m) = file.metadata() {
+                use std::os::unix::fs::MetadataExt;
+                self.maybe_release(*key, m.nlink());
+            }
+        }
+        reply.ok();
+    }
+
+    fn fsync(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        // Flush through the runtime: every write of this file handed to it has completed
+        // on the emulated disk (writes are write-through, so only writes racing this fsync
+        // from other threads can still be in flight); then the backing file's own
+        // durability. The emulated drive's write-back cache is not flushed: the runtime has
+        // no cache-flush request, so the drive's destaging is timed as it happens, not
+        // forced here.
+        let r = self.handle(fh).and_then(|h| match &*h {
+            Handle::File { file, key } => {
+                let mut w = self.lock_writing();
+                while w.contains_key(key) {
+                    w = self.written.wait(w).unwrap_or_else(|e| e.into_inner());
+                }
+                drop(w);
+                if datasync {
+                    file.sync_data()
+                } else {
+                    file.sync_all()
+                }
+                .map_err(|e| errno_of(&e))
+            }
+            _ => Ok(()),
+        });
+        match r {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        if ino.0 == VDIR {
+            let entries = vec![
+                (VDIR, FileType::Directory, OsString::from(".")),
+                (INodeNo::ROOT.0, FileType::Directory, OsString::from("..")),
+                (VSTATS, FileType::RegularFile, OsString::from(STATS_FILE)),
+            ];
+            let fh = self.add_handle(Handle::Dir { entries });
+            return reply.opened(FileHandle(fh), FopenFlags::empty());
+        }
+        let r = (|| {
+            let fd = self.dir_fd(ino)?;
+            let mut entries = vec![
+                (ino.0, FileType::Directory, OsString::from(".")),
+                (ino.0, FileType::Directory, OsString::from("..")),
+            ];
+            if ino.0 == INodeNo::ROOT.0 {
+                entries.push((VDIR, FileType::Directory, OsString::from(STATS_DIR)));
+            }
+            // Listing through /proc/self/fd names this directory's inode, not a path.
+            let rd = std::fs::read_dir(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+                .map_err(|e| errno_of(&e))?;
+            for e in rd {
+                let e = e.map_err(|e| errno_of(&e))?;
+                let name = e.file_name();
+                if ino.0 == INodeNo::ROOT.0 && name == STATS_DIR {
+                    continue; // hidden by the virtual one
+                }
+                let kind = e
+                    .file_type()
+                    .ok()
+                    .and_then(FileType::from_std)
+                    .unwrap_or(FileType::RegularFile);
+                entries.push((e.ino(), kind, name));
+            }
+            Ok(self.add_handle(Handle::Dir { entries }))
+        })();
+        match r {
+            Ok(fh) => reply.opened(FileHandle(fh), FopenFlags::empty()),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn readdir(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectory,
+    ) {
+        let h = match self.handle(fh) {
+            Ok(h) => h,
+            Err(e) => return reply.error(e),
+        };
+        let Handle::Dir { entries } = &*h else {
+            return reply.error(Errno::ENOTDIR);
+        };
+        for (i, (ino, kind, name)) in entries.iter().enumerate().skip(offset as usize) {
+            if reply.add(INodeNo(*ino), (i + 1) as u64, *kind, name) {
+                break;
+            }
+        }
+        reply.ok();
+    }
+
+    fn releasedir(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        reply: ReplyEmpty,
+    ) {
+        self.handles().map.remove(&fh.0);
+        reply.ok();
+    }
+
+    fn fsyncdir(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        _datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        let r = self.dir_fd(ino).and_then(|fd| {
+            File::open(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+                .and_then(|d| d.sync_all())
+                .map_err(|e| errno_of(&e))
+        });
+        match r {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
+        // SAFETY: an all-zero statvfs is a valid value to be overwritten.
+        let mut sv: libc::statvfs = unsafe { std::mem::zeroed() };
+        let path = proc_path(self.root.as_raw_fd());
+        // SAFETY: valid C string and writable struct.
+        if unsafe { libc::statvfs(path.as_ptr(), &mut sv) } != 0 {
+            return reply.error(last_errno());
+        }
+        // Space is the emulated disk's (capped by what the backing file system has left):
+        // what the mount can really hold.
+        let (cap, free) = {
+            let l = self.shared.layout.lock().unwrap_or_else(|e| e.into_inner());
+            (l.capacity_bytes() / BLOCK, l.free_bytes() / BLOCK)
+        };
+        let backing_free = sv.f_bavail * sv.f_frsize / BLOCK;
+        let free = free.min(backing_free);
+        reply.statfs(
+            cap,
+            free,
+            free,
+            sv.f_files,
+            sv.f_ffree,
+            BLOCK as u32,
+            sv.f_namemax as u32,
+            BLOCK as u32,
+        );
+    }
+
+    fn access(&self, _req: &Request, ino: INodeNo, _mask: fuser::AccessFlags, reply: ReplyEmpty) {
+        // With default_permissions the kernel checks access itself; this is only reached
+        // where it asks anyway, and existence is what is left to check.
+        match ino.0 {
+            VDIR | VSTATS => reply.ok(),
+            _ => match self.node(ino) {
+                Ok(_) => reply.ok(),
+                Err(e) => reply.error(e),
+            },
+        }
+    }
+
+    fn create(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        _umask: u32,
+        flags: i32,
+        reply: ReplyCreate,
+    ) {
+        let r = (|| {
+            if parent.0 == VDIR || (parent.0 == INodeNo::ROOT.0 && name == STATS_DIR) {
+                return Err(Errno::EROFS);
+            }
+            let p = self.dir_fd(parent)?;
+            let c = cstr(name)?;
+            let keep = flags & !(libc::O_APPEND | libc::O_DIRECT | libc::O_NOCTTY);
+            // SAFETY: valid descriptor and C string; O_NOFOLLOW: never create through a link.
+            let f = unsafe {
+                libc::openat(
+                    p.as_raw_fd(),
+                    c.as_ptr(),
+                    keep | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                    mode,
+                )
+            };
+            if f < 0 {
+                return Err(last_errno());
+            }
+            // SAFETY: a fresh descriptor we own.
+            let file = File::from(unsafe { OwnedFd::from_raw_fd(f) });
+            self.give_to_caller(req, &p, &c);
+            let attr = self.lookup_entry(&p, name)?;
+            let st = stat_fd(file.as_raw_fd())?;
+            let fh = self.add_handle(Handle::File {
+                file,
+                key: (st.st_dev, st.st_ino),
+            });
+            Ok((attr, fh))
+        })();
+        let open_flags = if self.direct_io {
+            FopenFlags::FOPEN_DIRECT_IO
+        } else {
+            FopenFlags::FOPEN_KEEP_CACHE
+        };
+        match r {
+            Ok((a, fh)) => reply.created(&TTL, &a, Generation(0), FileHandle(fh), open_flags),
+            Err(e) => reply.error(e),
+        }
+    }
+}
+
+/// Opens the backing root as an `O_PATH` directory descriptor.
+pub fn open_root(path: &Path) -> std::io::Result<OwnedFd> {
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: valid C string; returns a new descriptor or -1.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(parts: &[&str]) -> Vec<OsString> {
+        parts.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn links_inside_the_tree_keep_their_meaning() {
+        let b = Path::new("/srv/backing");
+        assert_eq!(
+            confine_link(&dir(&["a"]), Path::new("b/c"), b),
+            Path::new("b/c")
+        );
+        assert_eq!(
+            confine_link(&dir(&["a", "x"]), Path::new("../y"), b),
+            Path::new("../y")
+        );
+        assert_eq!(confine_link(&dir(&[]), Path::new("./f"), b), Path::new("f"));
+        assert_eq!(
+            confine_link(&dir(&["a"]), Path::new(".."), b),
+            Path::new("..")
+        );
+        assert_eq!(
+            confine_link(&dir(&["a"]), Path::new("."), b),
+            Path::new(".")
+        );
+    }
+
+    #[test]
+    fn links_out_of_the_tree_are_confined_to_it() {
+        let b = Path::new("/srv/backing");
+        // Absolute targets are read as if the backing directory were the root.
+        assert_eq!(
+            confine_link(&dir(&[]), Path::new("/etc/passwd"), b),
+            Path::new("etc/passwd")
+        );
+        assert_eq!(
+            confine_link(&dir(&["a", "b"]), Path::new("/etc/passwd"), b),
+            Path::new("../../etc/passwd")
+        );
+        // `..` stops at the root.
+        assert_eq!(
+            confine_link(&dir(&["a"]), Path::new("../../../etc/shadow"), b),
+            Path::new("../etc/shadow")
+        );
+        assert_eq!(confine_link(&dir(&[]), Path::new(".."), b), Path::new("."));
+        // A path through a link component is normalised first, so no `..` is left after a
+        // name (the kernel would apply it after following the link).
+        assert_eq!(
+            confine_link(&dir(&[]), Path::new("l/../../x"), b),
+            Path::new("x")
+        );
+        // An absolute target naming the backing directory itself means a place inside it.
+        assert_eq!(
+            confine_link(&dir(&["a"]), Path::new("/srv/backing/a/f"), b),
+            Path::new("f")
+        );
+    }
+}

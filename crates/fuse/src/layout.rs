@@ -1,0 +1,483 @@
+//! Where each file's data lies on the emulated disk.
+//!
+//! The paper's results depend on placement (section 4: the files of one directory near each
+//! other, two large files a seek apart), so the mount gives every regular file of the backing
+//! tree a place before it serves anything:
+//!
+//! - **At mount time**, the tree is walked depth first in name order. In each directory its
+//!   regular files are laid out first, one after another, each contiguous; then its
+//!   subdirectories, each the same way. So the files of one directory sit side by side, as
+//!   FFS keeps them in their directory's cylinder group, and a directory's subtree follows
+//!   it. The first file starts at sector 0 (the outer, fastest zone), which is also where
+//!   `antsched sim` puts the first file of a job file: a job file's files, created in one
+//!   directory in name order, lie where the simulator assumes.
+//!
+//!   Name order is deterministic whatever the backing file system. A program that walks a
+//!   directory (`grep -r`, `find`) reads its files in the order the directory lists them,
+//!   which the mount passes through from the backing file system (hash order on ext4), so
+//!   it visits the files of a directory in a scattered order within their region of the
+//!   disk: near each other, not one after the other, much as FFS's scan in the paper mixed
+//!   its data reads with reads of inode and directory blocks in the same cylinder group.
+//!   (Laying files out in listing order instead makes a scan purely sequential, and the
+//!   drive's read-ahead cache then serves two scans at once whatever the scheduler.)
+//! - **While mounted**, a file that grows past its blocks (a new file, an append) gets the
+//!   *next free extents*: from a cursor that moves forward through the free space (next fit),
+//!   extending the file's last extent in place when the cursor is right behind it. Growth is
+//!   allocated in chunks (at least 64 KiB, and up to the file's current size, at most 16 MiB
+//!   at a time), as file systems preallocate for a growing file, so that a file written
+//!   sequentially stays mostly contiguous even while another grows beside it.
+//! - Space is freed when a file's last name and last open handle are gone, and when it is
+//!   truncated; freed space is found again by the cursor when it wraps around.
+//!
+//! Space is allocated in blocks of [`BLOCK`] bytes (the page size: what the kernel reads and
+//! writes). Files are identified by their backing inode (device and inode number), so a
+//! rename keeps a file's place and hard links share it.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use rustc_hash::FxHashMap;
+
+/// Allocation unit in bytes.
+pub const BLOCK: u64 = 4096;
+const SECTOR: u64 = 512;
+const SECTORS_PER_BLOCK: u64 = BLOCK / SECTOR;
+/// Smallest growth chunk, in blocks (64 KiB).
+const MIN_GROW_BLOCKS: u64 = 16;
+/// Largest growth chunk, in blocks (16 MiB).
+const MAX_GROW_BLOCKS: u64 = 4096;
+
+/// A backing file: (device, inode).
+pub type FileKey = (u64, u64);
+
+/// One contiguous piece of a file on the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extent {
+    /// Byte offset in the file (a multiple of [`BLOCK`]).
+    pub offset: u64,
+    /// First sector on the disk.
+    pub sector: u64,
+    /// Length in sectors (a multiple of 8).
+    pub sectors: u64,
+}
+
+/// A file placed at mount time, for `--show-layout`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Placement {
+    /// Path relative to the backing directory.
+    pub path: PathBuf,
+    pub size: u64,
+    pub extents: Vec<Extent>,
+}
+
+/// The disk has no room left for a file's data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the emulated disk is full: {needed} more bytes wanted, {free} free")]
+pub struct NoSpace {
+    pub needed: u64,
+    pub free: u64,
+}
+
+/// Every file's extents and the free space of the emulated disk.
+#[derive(Debug)]
+pub struct Layout {
+    files: FxHashMap<FileKey, Vec<Extent>>,
+    /// Free runs of sectors: start -> length. Disjoint, not adjacent (merged on free).
+    free: BTreeMap<u64, u64>,
+    /// Where the next allocation looks first.
+    cursor: u64,
+    capacity: u64,
+}
+
+impl Layout {
+    /// An empty disk of `capacity_sectors` (rounded down to whole blocks).
+    pub fn new(capacity_sectors: u64) -> Layout {
+        let capacity = capacity_sectors / SECTORS_PER_BLOCK * SECTORS_PER_BLOCK;
+        let mut free = BTreeMap::new();
+        if capacity > 0 {
+            free.insert(0, capacity);
+        }
+        Layout {
+            files: FxHashMap::default(),
+            free,
+            cursor: 0,
+            capacity,
+        }
+    }
+
+    /// Lays out every regular file under `root` (see the module documentation) on a disk of
+    /// `capacity_sectors`. Symbolic links are not followed; files that cannot be listed are
+    /// an error naming them.
+    pub fn plan(root: &Path, capacity_sectors: u64) -> Result<(Layout, Vec<Placement>), PlanError> {
+        let mut layout = Layout::new(capacity_sectors);
+        let mut placed = Vec::new();
+        layout.place_dir(root, Path::new(""), &mut placed)?;
+        Ok((layout, placed))
+    }
+
+    fn place_dir(
+        &mut self,
+        root: &Path,
+        rel: &Path,
+        placed: &mut Vec<Placement>,
+    ) -> Result<(), PlanError> {
+        let dir = root.join(rel);
+        let io = |source: std::io::Error| PlanError::Io {
+            path: dir.clone(),
+            source,
+        };
+        let mut entries: Vec<(std::ffi::OsString, std::fs::Metadata)> = Vec::new();
+        for e in std::fs::read_dir(&dir).map_err(io)? {
+            let e = e.map_err(io)?;
+            // symlink_metadata: never follow a link out of the tree.
+            let m = std::fs::symlink_metadata(e.path()).map_err(|source| PlanError::Io {
+                path: e.path(),
+                source,
+            })?;
+            entries.push((e.file_name(), m));
+        }
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, m) in entries.iter().filter(|(_, m)| m.file_type().is_file()) {
+            let key = (m.dev(), m.ino());
+            if self.files.contains_key(&key) {
+                continue; // a second hard link to a file already placed
+            }
+            self.ensure(key, m.len()).map_err(|e| PlanError::TooLarge {
+                path: rel.join(name),
+                free: e.free,
+                capacity: self.capacity * SECTOR,
+            })?;
+            placed.push(Placement {
+                path: rel.join(name),
+                size: m.len(),
+                extents: self.extents(key).to_vec(),
+            });
+        }
+        for (name, _) in entries.iter().filter(|(_, m)| m.file_type().is_dir()) {
+            self.place_dir(root, &rel.join(name), placed)?;
+        }
+        Ok(())
+    }
+
+    /// Capacity in bytes.
+    pub fn capacity_bytes(&self) -> u64 {
+        self.capacity * SECTOR
+    }
+
+    /// Free space in bytes.
+    pub fn free_bytes(&self) -> u64 {
+        self.free.values().sum::<u64>() * SECTOR
+    }
+
+    /// The extents of a file, in file order (empty for a file with no blocks yet).
+    pub fn extents(&self, key: FileKey) -> &[Extent] {
+        self.files.get(&key).map_or(&[], |v| v.as_slice())
+    }
+
+    fn allocated_blocks(&self, key: FileKey) -> u64 {
+        self.extents(key)
+            .iter()
+            .map(|e| e.sectors / SECTORS_PER_BLOCK)
+            .sum()
+    }
+
+    /// Makes sure bytes `[0, bytes)` of the file have blocks. At mount time the file gets
+    /// exactly its size; a file that grows later gets a chunk (see the module documentation).
+    pub fn ensure(&mut self, key: FileKey, bytes: u64) -> Result<(), NoSpace> {
+        let want = bytes.div_ceil(BLOCK);
+        let have = self.allocated_blocks(key);
+        if want <= have {
+            return Ok(());
+        }
+        let needed = want - have;
+        let free_blocks = self.free.values().sum::<u64>() / SECTORS_PER_BLOCK;
+        if needed > free_blocks {
+            return Err(NoSpace {
+                needed: needed * BLOCK,
+                free: free_blocks * BLOCK,
+            });
+        }
+        // Growth of a file that already has blocks is preallocated in chunks; a file placed
+        // for the first time (at mount, or its first write) gets what it needs, at least the
+        // minimum chunk once it is written to while mounted (`have > 0` or not, the same rule
+        // keeps small files small: a chunk never exceeds the file's current size).
+        let chunk = if have == 0 {
+            needed
+        } else {
+            needed.max(have.clamp(MIN_GROW_BLOCKS, MAX_GROW_BLOCKS))
+        }
+        .min(free_blocks);
+        let mut left = chunk;
+        let mut offset = have * BLOCK;
+        while left > 0 {
+            let (start, len) = self.take(left * SECTORS_PER_BLOCK);
+            let ext = self.files.entry(key).or_default();
+            match ext.last_mut() {
+                Some(last) if last.sector + last.sectors == start => last.sectors += len,
+                _ => ext.push(Extent {
+                    offset,
+                    sector: start,
+                    sectors: len,
+                }),
+            }
+            offset += len * SECTOR;
+            left -= len / SECTORS_PER_BLOCK;
+        }
+        Ok(())
+    }
+
+    /// Takes up to `sectors` from the free run at or after the cursor (wrapping around).
+    /// There is free space (the caller checked).
+    fn take(&mut self, sectors: u64) -> (u64, u64) {
+        let containing = self
+            .free
+            .range(..=self.cursor)
+            .next_back()
+            .filter(|(s, l)| **s + **l > self.cursor)
+            .map(|(s, l)| (*s, *l));
+        let (run_start, run_len) = containing
+            .or_else(|| self.free.range(self.cursor..).next().map(|(s, l)| (*s, *l)))
+            .or_else(|| self.free.iter().next().map(|(s, l)| (*s, *l)))
+            .expect("free space exists");
+        let start = if run_start <= self.cursor && self.cursor < run_start + run_len {
+            self.cursor
+        } else {
+            run_start
+        };
+        let avail = run_start + run_len - start;
+        let len = sectors.min(avail);
+        self.free.remove(&run_start);
+        if start > run_start {
+            self.free.insert(run_start, start - run_start);
+        }
+        if start + len < run_start + run_len {
+            self.free
+                .insert(start + len, run_start + run_len - start - len);
+        }
+        self.cursor = start + len;
+        if self.cursor >= self.capacity {
+            self.cursor = 0;
+        }
+        (start, len)
+    }
+
+    fn give_back(&mut self, start: u64, len: u64) {
+        let mut start = start;
+        let mut len = len;
+        if let Some((&ps, &pl)) = self.free.range(..start).next_back() {
+            if ps + pl == start {
+                self.free.remove(&ps);
+                start = ps;
+                len += pl;
+            }
+        }
+        if let Some(&nl) = self.free.get(&(start + len)) {
+            self.free.remove(&(start + len));
+            len += nl;
+        }
+        self.free.insert(start, len);
+    }
+
+    /// Frees every block of the file (its last name and handle are gone).
+    pub fn release(&mut self, key: FileKey) {
+        if let Some(ext) = self.files.remove(&key) {
+            for e in ext {
+                self.give_back(e.sector, e.sectors);
+            }
+        }
+    }
+
+    /// Frees the blocks past byte `bytes` of the file (it was truncated).
+    pub fn truncate(&mut self, key: FileKey, bytes: u64) {
+        let keep = bytes.div_ceil(BLOCK) * BLOCK;
+        let Some(ext) = self.files.get_mut(&key) else {
+            return;
+        };
+        let mut freed = Vec::new();
+        ext.retain_mut(|e| {
+            let end = e.offset + e.sectors * SECTOR;
+            if e.offset >= keep {
+                freed.push((e.sector, e.sectors));
+                false
+            } else {
+                if end > keep {
+                    let keep_sectors = (keep - e.offset) / SECTOR;
+                    freed.push((e.sector + keep_sectors, e.sectors - keep_sectors));
+                    e.sectors = keep_sectors;
+                }
+                true
+            }
+        });
+        if ext.is_empty() {
+            self.files.remove(&key);
+        }
+        for (s, l) in freed {
+            self.give_back(s, l);
+        }
+    }
+
+    /// The disk runs `(sector, sectors)` holding bytes `[offset, offset + len)` of the file,
+    /// widened to whole sectors, in file order. The bytes must have blocks
+    /// ([`ensure`](Self::ensure)).
+    pub fn runs(&self, key: FileKey, offset: u64, len: u64) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        if len == 0 {
+            return out;
+        }
+        let first = offset / SECTOR * SECTOR;
+        let end = (offset + len).div_ceil(SECTOR) * SECTOR;
+        for e in self.extents(key) {
+            let e_end = e.offset + e.sectors * SECTOR;
+            if e_end <= first || e.offset >= end {
+                continue;
+            }
+            let a = first.max(e.offset);
+            let b = end.min(e_end);
+            out.push((e.sector + (a - e.offset) / SECTOR, (b - a) / SECTOR));
+        }
+        out
+    }
+}
+
+/// Why the backing tree could not be laid out.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the backing tree does not fit on the emulated disk ({capacity} bytes): no room for {path} ({free} bytes left); use a larger disk model or a smaller tree")]
+    TooLarge {
+        path: PathBuf,
+        free: u64,
+        capacity: u64,
+    },
+}
+
+/// The layout as a table: one line per file, its extents as `sector+sectors`.
+pub fn describe(placed: &[Placement]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:>12}  {:>10}  {:>12}  path (extents: start sector+sectors)",
+        "first sector", "sectors", "bytes"
+    );
+    for p in placed {
+        let first = p.extents.first().map_or(0, |e| e.sector);
+        let sectors: u64 = p.extents.iter().map(|e| e.sectors).sum();
+        let _ = write!(
+            out,
+            "{first:>12}  {sectors:>10}  {:>12}  {}",
+            p.size,
+            p.path.display()
+        );
+        if p.extents.len() > 1 {
+            let parts: Vec<String> = p
+                .extents
+                .iter()
+                .map(|e| format!("{}+{}", e.sector, e.sectors))
+                .collect();
+            let _ = write!(out, " ({})", parts.join(", "));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_of_a_directory_lie_together_in_name_order_before_its_subdirectories() {
+        let root =
+            std::env::temp_dir().join(format!("antsched-fuse-layout-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("a/deep")).unwrap();
+        std::fs::create_dir_all(root.join("b")).unwrap();
+        std::fs::write(root.join("z.txt"), vec![1u8; 5000]).unwrap();
+        std::fs::write(root.join("y.txt"), vec![1u8; 100]).unwrap();
+        std::fs::write(root.join("a/1"), vec![1u8; 4096]).unwrap();
+        std::fs::write(root.join("a/deep/2"), vec![1u8; 1]).unwrap();
+        std::fs::write(root.join("b/3"), b"").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("link")).unwrap();
+        let (layout, placed) = Layout::plan(&root, 1 << 20).unwrap();
+        let order: Vec<String> = placed
+            .iter()
+            .map(|p| p.path.display().to_string())
+            .collect();
+        assert_eq!(order, ["y.txt", "z.txt", "a/1", "a/deep/2", "b/3"]);
+        let starts: Vec<u64> = placed
+            .iter()
+            .map(|p| p.extents.first().map_or(u64::MAX, |e| e.sector))
+            .collect();
+        // y: 1 block at 0; z: 2 blocks at 8; a/1: 1 block at 24; a/deep/2 at 32; b/3 empty.
+        assert_eq!(&starts[..4], &[0, 8, 24, 32]);
+        assert!(placed[4].extents.is_empty(), "an empty file has no blocks");
+        assert_eq!(layout.free_bytes(), layout.capacity_bytes() - 5 * BLOCK);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn runs_cover_whole_sectors_and_cross_extents() {
+        let mut l = Layout::new(1000);
+        let a = (1, 1);
+        let b = (1, 2);
+        l.ensure(a, 4096).unwrap(); // sectors 0..8
+        l.ensure(b, 4096).unwrap(); // 8..16
+        l.ensure(a, 3 * 4096).unwrap(); // grows by a chunk of 16 blocks at 16
+        assert_eq!(
+            l.extents(a),
+            &[
+                Extent {
+                    offset: 0,
+                    sector: 0,
+                    sectors: 8
+                },
+                Extent {
+                    offset: 4096,
+                    sector: 16,
+                    sectors: 128
+                },
+            ]
+        );
+        assert_eq!(l.runs(a, 100, 10), vec![(0, 1)]);
+        assert_eq!(l.runs(a, 4000, 200), vec![(7, 1), (16, 1)]);
+        assert_eq!(l.runs(a, 0, 0), vec![]);
+        // The next growth of b continues at the cursor, right after a's chunk.
+        l.ensure(b, 8192).unwrap();
+        assert_eq!(l.extents(b)[1].sector, 144);
+    }
+
+    #[test]
+    fn growth_extends_in_place_and_space_comes_back() {
+        let mut l = Layout::new(10_000);
+        let a = (0, 1);
+        l.ensure(a, 4096).unwrap();
+        l.ensure(a, 8192).unwrap();
+        assert_eq!(l.extents(a).len(), 1, "the cursor was right behind it");
+        let before = l.free_bytes();
+        l.truncate(a, 1);
+        assert_eq!(l.extents(a).iter().map(|e| e.sectors).sum::<u64>(), 8);
+        assert!(l.free_bytes() > before);
+        l.release(a);
+        assert_eq!(l.free_bytes(), l.capacity_bytes());
+        assert_eq!(l.free.len(), 1, "freed runs merge");
+    }
+
+    #[test]
+    fn a_full_disk_says_so_and_the_cursor_wraps_to_freed_space() {
+        let mut l = Layout::new(64); // 8 blocks
+        let (a, b, c) = ((0, 1), (0, 2), (0, 3));
+        l.ensure(a, 4 * 4096).unwrap();
+        l.ensure(b, 4 * 4096).unwrap();
+        let e = l.ensure(c, 4096).unwrap_err();
+        assert_eq!((e.needed, e.free), (4096, 0));
+        l.release(a);
+        l.ensure(c, 4096).unwrap();
+        assert_eq!(l.extents(c)[0].sector, 0, "wrapped to the space a left");
+    }
+}
