@@ -374,6 +374,9 @@ struct Shared<'a> {
     over: AtomicBool,
     next_context: AtomicU32,
     writeback: Option<Writeback>,
+    /// Issuers that have submitted their first request (or ended without one); they begin
+    /// in order (see [`Issuer::send`]).
+    first_sent: AtomicU32,
 }
 
 struct Writeback {
@@ -421,6 +424,8 @@ struct Issuer<'s, 'a> {
     res: IssuerResult,
     scratch: Vec<u8>,
     pieces: Vec<(u64, u32)>,
+    /// Whether it has submitted its first request (counted in `Shared::first_sent`).
+    begun: bool,
 }
 
 impl<'s, 'a> Issuer<'s, 'a> {
@@ -483,7 +488,23 @@ impl<'s, 'a> Issuer<'s, 'a> {
     }
 
     /// Submits the pieces in `self.pieces` (of `file`, from file offset `offset`).
+    ///
+    /// An issuer's first request waits until those of the issuers before it are in (at most
+    /// [`START_WINDOW`]). The simulator starts its issuers at time 0 in order: the first
+    /// request reaches the idle device at once and the others queue behind it. Real threads
+    /// start whenever the operating system runs them, and one that ran late would let another
+    /// reader be served first, or a request ahead for the whole run: for two alternating
+    /// sequential readers, a different rotational phase at every switch between their files,
+    /// up to 40% faster or slower than simulated.
     fn send(&mut self, file: usize, mut offset: u64, op: Op, sync: bool) -> Vec<(u64, Ticket)> {
+        if !self.begun {
+            let clock = self.sh.rt.clock();
+            let end = clock.now() + START_WINDOW;
+            while (self.sh.first_sent.load(Ordering::SeqCst) as usize) < self.i && clock.now() < end
+            {
+                std::thread::sleep(std::time::Duration::from_micros(20));
+            }
+        }
         let seed = self.sh.prep.seeds[file];
         let mut out = Vec::with_capacity(self.pieces.len());
         for (k, &(sector, sectors)) in self.pieces.iter().enumerate() {
@@ -493,6 +514,10 @@ impl<'s, 'a> Issuer<'s, 'a> {
                 content::fill(seed, offset, &mut buf);
             }
             let t = self.sh.rt.submit(self.ctx, op, sector, buf, sync, k > 0);
+            if !self.begun {
+                self.begun = true;
+                self.sh.first_sent.fetch_add(1, Ordering::SeqCst);
+            }
             out.push((offset, t));
             offset += len as u64;
         }
@@ -653,6 +678,9 @@ impl<'s, 'a> Issuer<'s, 'a> {
         // Prefetches still in flight are waited for (and checked), not abandoned.
         self.reap_prefetch(&self.prefetch.iter().map(|p| p.0).collect::<Vec<_>>());
         self.sh.rt.context_exited(self.ctx.context);
+        if !self.begun {
+            self.sh.first_sent.fetch_add(1, Ordering::SeqCst);
+        }
         self.res
     }
 
@@ -697,6 +725,11 @@ impl<'s, 'a> Issuer<'s, 'a> {
         }
     }
 }
+
+/// The longest an issuer waits for those before it to begin (see [`Issuer::send`]): one whose
+/// first request waits on something else (a buffered writer over its dirty limit, waiting for
+/// write-back) lets the next go after this.
+const START_WINDOW: Nanos = 20_000_000;
 
 /// The write-back daemon: every `interval`, writes all dirty data out as asynchronous writes
 /// in disk order, and wakes writers that were over their dirty limit.
@@ -880,6 +913,7 @@ pub fn run(
         over: AtomicBool::new(false),
         next_context: AtomicU32::new(n + 1),
         writeback,
+        first_sent: AtomicU32::new(0),
     };
     let results: Vec<IssuerResult> = std::thread::scope(|s| {
         let wb = sh
@@ -921,6 +955,7 @@ pub fn run(
                     },
                     scratch: Vec::new(),
                     pieces: Vec::new(),
+                    begun: false,
                 };
                 let e = endless[i];
                 let sh = &sh;
