@@ -398,6 +398,7 @@ impl Backend {
     pub fn build_env(&self, seed: u64) -> BuildEnv {
         let mut env = BuildEnv {
             seed,
+            real_time: true,
             ..BuildEnv::default()
         };
         if let Some(model) = self.model() {

@@ -219,6 +219,7 @@ pub fn decision_samples(model: &dyn DeviceModel) -> Result<Vec<(u64, f64)>, crat
                     }) as Box<dyn PositionEstimator>
                 })),
                 calibrated: None,
+                real_time: false,
             };
             let sched = antsched_core::build(spec, &env)?;
             crate::engine::Simulation::new(&jobs, &workload, sched, device)?.run()?;

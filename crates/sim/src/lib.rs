@@ -115,6 +115,7 @@ pub fn simulate(
             let curve = (*calibrated.calibrated_curve()).clone();
             Box::new(CurveEstimator::new(curve)) as Box<dyn PositionEstimator>
         })),
+        real_time: false,
     };
     let sched = antsched_core::build(spec, &env)?;
     let mut report = engine::Simulation::new(jobs, &workload, sched, device)?.run()?;
