@@ -72,6 +72,9 @@ now() { date +%s.%N; }
 
 # The first "throughput_mb_s" of a stats.json (the mount's own, not a context's).
 stats_mb_s() { grep -m1 '"throughput_mb_s"' "$1" | sed 's/.*: *//; s/,//'; }
+# sim_mb_s FILE: a run's throughput in `antsched sim --json` output (one run; its own key,
+# at the run's indentation, after its contexts' keys of the same name).
+sim_mb_s() { grep -m1 -E '^ {6}"throughput_mb_s"' "$1" | sed 's/.*: *//; s/,//'; }
 stats_field() { grep -m1 "\"$2\"" "$1" | sed 's/.*: *//; s/,//'; }
 
 # calc EXPR: arithmetic with two decimals (awk, so no bc needed).
