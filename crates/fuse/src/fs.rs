@@ -164,6 +164,12 @@ fn last_errno() -> Errno {
     errno_of(&std::io::Error::last_os_error())
 }
 
+/// Whether `name` in `parent` belongs to the mount's own read-only `.antsched` directory
+/// (the directory itself, or anything in it), which no change may touch.
+fn reserved(parent: INodeNo, name: &OsStr) -> bool {
+    parent.0 == VDIR || (parent.0 == INodeNo::ROOT.0 && name == STATS_DIR)
+}
+
 fn cstr(name: &OsStr) -> Result<CString, Errno> {
     CString::new(name.as_bytes()).map_err(|_| Errno::EINVAL)
 }
@@ -385,6 +391,19 @@ impl AntFs {
         let g = self.inodes();
         let n = g.nodes.get(&ino.0).ok_or(Errno::ESTALE)?;
         Ok((n.fd.clone(), n.key, n.kind))
+    }
+
+    /// The backing directory and C name of an entry about to be made: `EROFS` in the
+    /// mount's own `.antsched` directory.
+    fn changeable_entry(
+        &self,
+        parent: INodeNo,
+        name: &OsStr,
+    ) -> Result<(Arc<OwnedFd>, CString), Errno> {
+        if reserved(parent, name) {
+            return Err(Errno::EROFS);
+        }
+        Ok((self.dir_fd(parent)?, cstr(name)?))
     }
 
     fn dir_fd(&self, ino: INodeNo) -> Result<Arc<OwnedFd>, Errno> {
@@ -837,11 +856,7 @@ impl Filesystem for AntFs {
         reply: ReplyEntry,
     ) {
         let r = (|| {
-            if parent.0 == VDIR || (parent.0 == INodeNo::ROOT.0 && name == STATS_DIR) {
-                return Err(Errno::EROFS);
-            }
-            let p = self.dir_fd(parent)?;
-            let c = cstr(name)?;
+            let (p, c) = self.changeable_entry(parent, name)?;
             // SAFETY: valid descriptor and C string.
             if unsafe { libc::mkdirat(p.as_raw_fd(), c.as_ptr(), mode) } != 0 {
                 return Err(last_errno());
@@ -857,11 +872,7 @@ impl Filesystem for AntFs {
 
     fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
         let r = (|| {
-            if parent.0 == VDIR || (parent.0 == INodeNo::ROOT.0 && name == STATS_DIR) {
-                return Err(Errno::EROFS);
-            }
-            let p = self.dir_fd(parent)?;
-            let c = cstr(name)?;
+            let (p, c) = self.changeable_entry(parent, name)?;
             let st = stat_at(p.as_raw_fd(), &c)?;
             // SAFETY: valid descriptor and C string.
             if unsafe { libc::unlinkat(p.as_raw_fd(), c.as_ptr(), 0) } != 0 {
@@ -880,11 +891,7 @@ impl Filesystem for AntFs {
 
     fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
         let r = (|| {
-            if parent.0 == VDIR || (parent.0 == INodeNo::ROOT.0 && name == STATS_DIR) {
-                return Err(Errno::EROFS);
-            }
-            let p = self.dir_fd(parent)?;
-            let c = cstr(name)?;
+            let (p, c) = self.changeable_entry(parent, name)?;
             // SAFETY: valid descriptor and C string.
             if unsafe { libc::unlinkat(p.as_raw_fd(), c.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
                 return Err(last_errno());
@@ -906,7 +913,7 @@ impl Filesystem for AntFs {
         reply: ReplyEntry,
     ) {
         let r = (|| {
-            if parent.0 == VDIR || (parent.0 == INodeNo::ROOT.0 && link_name == STATS_DIR) {
+            if reserved(parent, link_name) {
                 return Err(Errno::EROFS);
             }
             let p = self.dir_fd(parent)?;
@@ -937,9 +944,7 @@ impl Filesystem for AntFs {
         reply: ReplyEmpty,
     ) {
         let r = (|| {
-            let virt =
-                |p: INodeNo, n: &OsStr| p.0 == VDIR || (p.0 == INodeNo::ROOT.0 && n == STATS_DIR);
-            if virt(parent, name) || virt(newparent, newname) {
+            if reserved(parent, name) || reserved(newparent, newname) {
                 return Err(Errno::EROFS);
             }
             let p = self.dir_fd(parent)?;
@@ -983,7 +988,7 @@ impl Filesystem for AntFs {
         reply: ReplyEntry,
     ) {
         let r = (|| {
-            if newparent.0 == VDIR || (newparent.0 == INodeNo::ROOT.0 && newname == STATS_DIR) {
+            if reserved(newparent, newname) {
                 return Err(Errno::EROFS);
             }
             let (fd, _, _) = self.node(ino)?;
@@ -1374,11 +1379,7 @@ impl Filesystem for AntFs {
         reply: ReplyCreate,
     ) {
         let r = (|| {
-            if parent.0 == VDIR || (parent.0 == INodeNo::ROOT.0 && name == STATS_DIR) {
-                return Err(Errno::EROFS);
-            }
-            let p = self.dir_fd(parent)?;
-            let c = cstr(name)?;
+            let (p, c) = self.changeable_entry(parent, name)?;
             let keep = flags & !(libc::O_APPEND | libc::O_DIRECT | libc::O_NOCTTY);
             // SAFETY: valid descriptor and C string; O_NOFOLLOW: never create through a link.
             let f = unsafe {
