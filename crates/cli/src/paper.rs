@@ -526,9 +526,17 @@ fn report(
             .collect();
         if !off.is_empty() {
             let _ = writeln!(md, "\nWhere ours differs by more than 15%:\n");
+            // Several rows of one sweep often share a reason: say it once, after all of them.
+            let mut reasons: Vec<(Vec<&str>, String)> = Vec::new();
             for r in off {
                 let why = paper::explain(&e.id, &r.quantity, a.quick);
-                let _ = writeln!(md, "- {}: {}", r.quantity, why);
+                match reasons.iter_mut().find(|(_, w)| *w == why) {
+                    Some((rows, _)) => rows.push(&r.quantity),
+                    None => reasons.push((vec![&r.quantity], why)),
+                }
+            }
+            for (rows, why) in reasons {
+                let _ = writeln!(md, "- {}: {}", rows.join("; "), why);
             }
         }
         let _ = writeln!(md);
