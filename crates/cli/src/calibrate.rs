@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use antsched_core::{build, BuildEnv};
 use antsched_disk::curve::accuracy_within_20pct;
 use antsched_io::calibrate::{measure, CalibrateOptions};
-use antsched_io::{clock, Backend, Options, Runtime, Store};
+use antsched_io::{clock, Backend, Options, Runtime, SetupError, Store};
 use antsched_sim::device::{accuracy_on, best_possible_accuracy, decision_samples};
 use antsched_sim::disk_model;
 use anyhow::{bail, Context};
@@ -46,9 +46,15 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
+    if a.pairs == 0 || a.per_decade == 0 {
+        bail!("--pairs and --per-decade take a whole number above 0");
+    }
+    if let Some(out) = &a.out {
+        crate::output::check_writable(out)?;
+    }
     let opts = CalibrateOptions {
-        pairs: a.pairs.max(1),
-        per_decade: a.per_decade.max(1),
+        pairs: a.pairs,
+        per_decade: a.per_decade,
         seed: a.seed,
         ..CalibrateOptions::default()
     };
@@ -64,8 +70,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         (Some(p), _) => {
             let backend = match Backend::file(p, !a.buffered) {
                 Ok(b) => b,
-                Err(e) if !a.buffered => {
-                    bail!("{e} (if the file system refuses O_DIRECT, try --buffered)")
+                // EINVAL from open(O_DIRECT): the file system does not do direct I/O.
+                Err(SetupError::Open { path, source })
+                    if !a.buffered && source.raw_os_error() == Some(libc::EINVAL) =>
+                {
+                    bail!("cannot open {path}: {source} (the file system refuses O_DIRECT; try --buffered)")
                 }
                 Err(e) => return Err(e.into()),
             };

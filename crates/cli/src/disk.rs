@@ -42,6 +42,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn run_validate(a: ValidateArgs) -> anyhow::Result<()> {
+    for path in a.json.iter().chain(&a.per_request) {
+        crate::output::check_writable(path)?;
+    }
     let r = validate(&a.parv, &a.trace)?;
     print_report(&r);
     // Build both outputs before writing either, so a failure leaves nothing half done.

@@ -12,6 +12,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    if let Some(path) = &args.json {
+        crate::output::check_writable(path)?;
+    }
     let infos = antsched_disk::presets();
     println!(
         "{:<16} {:>7} {:>10} {:>12} {:>12} {:>10}  description",

@@ -13,6 +13,8 @@ mod run;
 mod schedulers;
 mod sim;
 
+use std::process::ExitCode;
+
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -46,9 +48,35 @@ enum Command {
     Mount(mount::Args),
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    if !matches!(cli.command, Command::Mount(_)) {
+        // `antsched schedulers | head` closes the pipe early: end quietly, as `cat` does,
+        // instead of panicking in `println!`. Not for `mount`, which must unmount first.
+        // SAFETY: setting a signal's disposition to the default before any thread starts.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // The error and its causes, one per line, without the backtrace anyhow would add
+            // under RUST_BACKTRACE=1: bad input is the user's to fix, not a crash to debug.
+            // A cause whose text the message above already quotes is not repeated.
+            let mut said = e.to_string();
+            eprintln!("error: {said}");
+            for cause in e.chain().skip(1).map(|c| c.to_string()) {
+                if !said.contains(&cause) {
+                    eprintln!("  caused by: {cause}");
+                    said = cause;
+                }
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(command: Command) -> anyhow::Result<()> {
+    match command {
         Command::Paper(a) => paper::run(a),
         Command::Schedulers => schedulers::run(&mut std::io::stdout().lock()),
         Command::Disks(a) => disks::run(a),

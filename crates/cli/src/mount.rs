@@ -56,6 +56,9 @@ fn block_signals() -> libc::sigset_t {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
+    if let Some(path) = &a.json {
+        crate::output::check_writable(path)?;
+    }
     let set = block_signals();
     let mut cfg = MountConfig::new(&a.backing, &a.mountpoint);
     cfg.disk = a.disk;

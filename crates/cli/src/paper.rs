@@ -45,6 +45,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     // Check the disks before minutes of work.
     antsched_sim::disk_model(&a.disk)?;
     antsched_sim::disk_model(&a.fast_disk)?;
+    // And the destinations: a full run must not end by failing to write its results.
+    std::fs::create_dir_all(&a.out)
+        .with_context(|| format!("cannot create {}", a.out.display()))?;
+    crate::output::check_writable(&a.out.join("report.md"))?;
+    if let Some(path) = &a.json {
+        crate::output::check_writable(path)?;
+    }
     let opts = PaperOptions {
         disk: a.disk.clone(),
         fast_disk: a.fast_disk.clone(),

@@ -70,6 +70,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         ),
     };
     let model = disk_model(&name)?;
+    if let Some(path) = &a.json {
+        crate::output::check_writable(path)?;
+    }
     let prep = job::prepare(&jobs, &*model, &a.dir, a.seed)?;
     for p in &prep.created {
         eprintln!("created {}", p.display());

@@ -216,7 +216,7 @@ impl Tunables {
 fn parse_value(kind: TunableKind, raw: &str) -> Result<Value, String> {
     match kind {
         TunableKind::Duration { positive } => {
-            let d = parse_duration(raw)?;
+            let d = parse_duration(raw).map_err(|e| format!("a duration ({e})"))?;
             if positive && d == 0 {
                 return Err("a duration above 0".into());
             }

@@ -97,6 +97,11 @@ pub fn parse_duration(s: &str) -> Result<Nanos, String> {
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .ok_or_else(|| format!("{s:?} has no unit; add one of ns, us, ms, s"))?;
+    if split == 0 {
+        return Err(format!(
+            "{s:?} is not a duration: a number of 0 or more with a unit (ns, us, ms, s), as in 500us"
+        ));
+    }
     let (num, unit) = s.split_at(split);
     let scale = match unit.trim() {
         "ns" => 1.0,
@@ -173,6 +178,9 @@ mod tests {
         assert!(parse_duration("8").unwrap_err().contains("no unit"));
         assert!(parse_duration("8min").unwrap_err().contains("unknown unit"));
         assert!(parse_duration("x ms").is_err());
+        assert!(parse_duration("-1s")
+            .unwrap_err()
+            .contains("not a duration"));
         assert_eq!(format_duration(500_000), "500us");
         assert_eq!(format_duration(1_500_000), "1500us");
     }
