@@ -10,10 +10,11 @@
 # ratio. --realtime runs both in the SCHED_FIFO class (fio under `chrt -f 2`, ours with
 # --realtime), which makes the figures far less sensitive to other work on the machine.
 #
-# Ours runs in two configurations: "plain" (the runtime's defaults: the event loop sleeps in
-# io_uring_enter; a waiter spins up to 200 us for its result where the device's recent latency
-# is at most half that, else sleeps) and "polling" (also, the loop polls its queue and
-# completion ring for 50 us before sleeping: the caller's next request then needs no wake-up).
+# Ours runs in two configurations: "default" (the runtime's defaults: a waiter spins up to
+# 200 us for its result where the device's recent latency is at most half that, else sleeps;
+# after delivering results the loop polls its queue for up to 50 us where callers have lately
+# answered within half that, so the next request needs no wake-up, else it sleeps in
+# io_uring_enter) and "no polling" (--poll-us 0: the loop always sleeps).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -63,12 +64,12 @@ for r in $(seq "$rounds"); do
   for qd in 1 32; do
     read -r fi_ fl_ < <(fio_iops "$qd"); f[$qd]+="$fi_"$'\n'; fl[$qd]+="$fl_"$'\n'
     read -r oi ol_ < <(ours_iops "$qd"); o[$qd]+="$oi"$'\n'; ol[$qd]+="$ol_"$'\n'
-    read -r pi pl_ < <(ours_iops "$qd" --poll-us 50); p[$qd]+="$pi"$'\n'; pl[$qd]+="$pl_"$'\n'
-    echo "round $r, qd $qd: fio $fi_ IOPS, ours $oi IOPS (plain), $pi IOPS (polling)" >&2
+    read -r pi pl_ < <(ours_iops "$qd" --poll-us 0); p[$qd]+="$pi"$'\n'; pl[$qd]+="$pl_"$'\n'
+    echo "round $r, qd $qd: fio $fi_ IOPS, ours $oi IOPS (default), $pi IOPS (no polling)" >&2
   done
 done
 echo "file: $file, 4 KiB random reads, O_DIRECT, median of $rounds rounds of ${seconds}s, realtime=$realtime, load: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf "%-4s %10s %12s %7s %14s %7s %12s %12s %12s\n" qd fio_iops plain_iops ratio polling_iops ratio fio_lat_us plain_lat_us poll_lat_us
+printf "%-4s %10s %12s %7s %14s %7s %12s %12s %12s\n" qd fio_iops default_iops ratio nopoll_iops ratio fio_lat_us default_lat_us nopoll_lat_us
 for qd in 1 32; do
   fi_=$(echo -n "${f[$qd]}" | median); oi=$(echo -n "${o[$qd]}" | median); pi=$(echo -n "${p[$qd]}" | median)
   flm=$(echo -n "${fl[$qd]}" | median); olm=$(echo -n "${ol[$qd]}" | median); plm=$(echo -n "${pl[$qd]}" | median)

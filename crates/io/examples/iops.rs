@@ -22,7 +22,7 @@ fn main() {
     let mut direct = true;
     let mut spec = "noop".to_string();
     let mut realtime = false;
-    let mut poll_us = 0u64;
+    let mut poll_us = Options::default().poll / 1000;
     let mut wait_spin_us = Options::default().wait_spin / 1000;
     let mut i = 0;
     while i < args.len() {

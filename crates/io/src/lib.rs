@@ -73,12 +73,13 @@
 //!
 //! ## Choosing the options
 //!
-//! [`Options::default`] lets the loop sleep whenever it has nothing to do, and a caller
-//! waiting for a result spin up to 200 us first, but only while the device answers in under
-//! half that (an SSD, a page-cache hit; never a disk): that saves the caller's wake-up, about
-//! 10 to 20 us on the virtual machine this was measured on. [`Options::poll`] saves the loop's
-//! too (it polls for the caller's next request before sleeping), at the cost of a busy core
-//! while requests flow. For an emulated disk, set [`Options::spin`] (200 us: `antsched run`'s
+//! [`Options::default`] lets a caller waiting for a result spin up to 200 us first, but only
+//! while the device answers in under half that (an SSD, a page-cache hit; never a disk): that
+//! saves the caller's wake-up, about 10 to 20 us on the virtual machine this was measured on.
+//! Likewise the loop, after delivering results, polls up to 50 us for the next request
+//! ([`Options::poll`]), but only while callers have lately answered within half that: that
+//! saves the loop's wake-up. Both cost a busy core while requests flow that fast, and nothing
+//! otherwise; set them to 0 to always sleep. For an emulated disk, set [`Options::spin`] (200 us: `antsched run`'s
 //! default) so deadlines are met to the microsecond rather than the tens of microseconds a
 //! sleep overshoots. Where other work competes for the cores, set
 //! [`Options::realtime_priority`]. `crates/io/README.md` has the figures and the commands that

@@ -114,9 +114,12 @@ pub struct Options {
     /// nobody spins for nothing. Spinning burns the waiter's core meanwhile. 0: never spin.
     pub wait_spin: Nanos,
     /// After a turn that delivered results, poll the submission queue and the completion ring
-    /// this long before sleeping: a caller that answers a completion with its next request
-    /// within the window is served without an eventfd wake-up (two thread switches saved per
-    /// request at high rates, at the cost of a busy core while requests flow). 0: never.
+    /// up to this long before sleeping, when the callers' recent answers (a decayed average,
+    /// from a delivered result to the next submission) came within half of it: a caller that
+    /// answers a completion with its next request within the window is served without an
+    /// eventfd wake-up (two thread switches saved per request at high rates, at the cost of a
+    /// busy core while requests flow). Callers that think, or wait on a disk, are not polled
+    /// for. 0: never.
     pub poll: Nanos,
     /// Run the event loop in the `SCHED_FIFO` real-time class at this priority, if allowed
     /// (see [`set_realtime`](crate::clock::set_realtime)); [`Stats::realtime`] says whether it
@@ -130,7 +133,7 @@ impl Default for Options {
             ring_entries: 256,
             spin: 0,
             wait_spin: 200_000,
-            poll: 0,
+            poll: 50_000,
             realtime_priority: None,
         }
     }
@@ -189,6 +192,8 @@ struct NewIo {
     continuation: bool,
     buf: IoBuf,
     slot: Arc<Slot>,
+    /// When the caller submitted it (the runtime's clock): how quickly callers answer.
+    pushed: Nanos,
 }
 
 enum Msg {
@@ -304,6 +309,8 @@ impl Runtime {
             busy_by_context: FxHashMap::default(),
             spin: opts.spin,
             poll: opts.poll,
+            delivered_at: None,
+            recent_answer: u64::MAX,
             fixed: false,
             fds: Vec::new(),
             results: Vec::new(),
@@ -420,6 +427,7 @@ impl Runtime {
             continuation,
             buf,
             slot: slot.clone(),
+            pushed: self.shared.clock.now(),
         }));
         Ticket(slot)
     }
@@ -600,6 +608,11 @@ struct Loop {
     busy_by_context: FxHashMap<ContextId, Nanos>,
     spin: Nanos,
     poll: Nanos,
+    /// When the last results were delivered, until the next submission arrives.
+    delivered_at: Option<Nanos>,
+    /// How quickly callers answer a delivered result with a new request: a decayed average
+    /// in ns (`u64::MAX` until known). The loop polls only when it is within half of `poll`.
+    recent_answer: Nanos,
     /// The store's files are registered with the ring (`fds[i]` is fixed file `i`).
     fixed: bool,
     fds: Vec<std::os::fd::RawFd>,
@@ -702,7 +715,9 @@ impl Loop {
                 self.arm_timer(d - self.spin);
                 wake_early = self.spin > 0;
             }
-            if (delivered || self.entries.len() > self.due.len()) && self.poll > 0 {
+            if (delivered || self.entries.len() > self.due.len())
+                && self.recent_answer.saturating_mul(2) <= self.poll
+            {
                 self.submit_now();
                 let until =
                     (now + self.poll).min(next.map_or(u64::MAX, |d| d.saturating_sub(self.spin)));
@@ -826,6 +841,13 @@ impl Loop {
         for m in msgs {
             match m {
                 Msg::Io(io) => {
+                    if let Some(t) = self.delivered_at.take() {
+                        let gap = io.pushed.saturating_sub(t);
+                        self.recent_answer = match self.recent_answer {
+                            u64::MAX => gap,
+                            old => (3 * old + gap) / 4,
+                        };
+                    }
                     if self.closing {
                         // Submitted after shutdown began (it raced the closed flag).
                         io.slot.fulfil(Err(IoError::ShuttingDown));
@@ -1071,6 +1093,9 @@ impl Loop {
     /// same order as in the simulator, and the device is not kept idle while a woken issuer
     /// competes with the loop for a core.
     fn flush_results(&mut self) {
+        if !self.results.is_empty() {
+            self.delivered_at = Some(self.now());
+        }
         for (id, slot, result) in self.results.drain(..) {
             let first = slot.fulfil(result);
             debug_assert!(first, "request {id} completed twice");
