@@ -87,9 +87,11 @@ pub enum CalibrateError {
 }
 
 /// Latency of one read of `sectors` at `sector`, issued now: (issued, completed).
+/// Reads `sectors` at `sector` and returns when the device got the read and when it finished,
+/// on the runtime's clock: the device's time alone, without the hand-offs between this thread
+/// and the event loop (tens of microseconds, which the scheduler never sees either).
 fn timed_read(rt: &Runtime, sector: u64, sectors: u32) -> Result<(Nanos, Nanos), IoError> {
     let ctx = Ctx::new(0, 0);
-    let t0 = rt.clock().now();
     let d = rt
         .submit(
             ctx,
@@ -100,7 +102,7 @@ fn timed_read(rt: &Runtime, sector: u64, sectors: u32) -> Result<(Nanos, Nanos),
             false,
         )
         .wait()?;
-    Ok((t0, d.completed_at))
+    Ok((d.dispatched_at, d.completed_at))
 }
 
 /// Measures the device behind `rt` (a runtime whose scheduler passes requests straight

@@ -1074,6 +1074,7 @@ impl Loop {
         } else {
             Ok(Done {
                 buf,
+                dispatched_at: e.started.unwrap_or(now),
                 completed_at: now,
             })
         };

@@ -17,11 +17,14 @@ use antsched_core::Nanos;
 use crate::buf::IoBuf;
 use crate::error::IoError;
 
-/// What a completed request gives back: the data read (empty for writes) and when the
-/// runtime completed it (nanoseconds on the runtime's clock).
+/// What a completed request gives back: the data read (empty for writes), when the scheduler
+/// sent it to the device and when the runtime completed it (nanoseconds on the runtime's
+/// clock). `completed_at - dispatched_at` is the device's service time as the loop saw it,
+/// without the time the request waited in the scheduler or the hand-offs between threads.
 #[derive(Debug)]
 pub struct Done {
     pub buf: IoBuf,
+    pub dispatched_at: Nanos,
     pub completed_at: Nanos,
 }
 
