@@ -35,6 +35,13 @@ pub trait PositionEstimator: Send {
 
     /// The scheduler sent `req` to the device at `now`.
     fn dispatched(&mut self, req: &Request, now: Nanos);
+
+    /// Whether an answer costs enough to be worth remembering for the rest of a decision
+    /// ([`Memo`]): a device model's walk through its cache and mechanism, yes; a distance or
+    /// a curve lookup, no (looking it up in the memo costs more than asking again).
+    fn costly(&self) -> bool {
+        false
+    }
 }
 
 /// Remembers the estimates made at one instant with the head where it is.
@@ -45,6 +52,8 @@ pub trait PositionEstimator: Send {
 /// either. With an exact estimator (a device model's answer), this halves the simulator's work.
 pub struct Memo {
     inner: Box<dyn PositionEstimator>,
+    /// `inner.costly()`: a cheap estimator is asked every time.
+    costly: bool,
     /// The instant and the answers given at it. Only the first few requests asked about are
     /// kept: the repeats are about the candidate, and a pool of thousands is scanned once.
     at: RefCell<(Nanos, Vec<(RequestId, Nanos)>)>,
@@ -56,6 +65,7 @@ const MEMO_SIZE: usize = 8;
 impl Memo {
     pub fn new(inner: Box<dyn PositionEstimator>) -> Self {
         Self {
+            costly: inner.costly(),
             inner,
             at: RefCell::new((0, Vec::with_capacity(MEMO_SIZE))),
         }
@@ -72,6 +82,9 @@ impl PositionEstimator for Memo {
     }
 
     fn positioning_time(&self, req: &Request, now: Nanos) -> Nanos {
+        if !self.costly {
+            return self.inner.positioning_time(req, now);
+        }
         let mut at = self.at.borrow_mut();
         if at.0 != now {
             at.0 = now;
@@ -90,6 +103,10 @@ impl PositionEstimator for Memo {
     fn dispatched(&mut self, req: &Request, now: Nanos) {
         self.at.get_mut().1.clear();
         self.inner.dispatched(req, now);
+    }
+
+    fn costly(&self) -> bool {
+        self.costly
     }
 }
 

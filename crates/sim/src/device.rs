@@ -91,6 +91,10 @@ impl PositionEstimator for ExactEstimator {
         // The simulator submits the request to the shared model itself.
         self.head = req.end();
     }
+
+    fn costly(&self) -> bool {
+        true
+    }
 }
 
 /// How every calibration is run, here and by `antsched calibrate` (whose defaults these are):
@@ -201,6 +205,9 @@ pub fn decision_samples(model: &dyn DeviceModel) -> Result<Vec<(u64, f64)>, crat
         }
         fn dispatched(&mut self, req: &Request, now: Nanos) {
             self.exact.dispatched(req, now)
+        }
+        fn costly(&self) -> bool {
+            true
         }
     }
     let log = Arc::new(Mutex::new(Vec::new()));
