@@ -27,7 +27,8 @@ if [ "$(cat "$WORK/sqlite/made" 2>/dev/null)" != "$ROWS" ]; then
   rm -rf "$B"
   mkdir -p "$B"
   for d in 1 2; do
-    sqlite3 "$B/db$d.sqlite" <<SQL
+    # (The journal_mode pragma answers "off" on stdout.)
+    sqlite3 "$B/db$d.sqlite" >/dev/null <<SQL
 PRAGMA page_size = 4096;
 PRAGMA journal_mode = OFF;
 CREATE TABLE account (id INTEGER PRIMARY KEY, balance INTEGER, filler BLOB);
