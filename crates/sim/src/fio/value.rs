@@ -93,24 +93,31 @@ fn parse_hex(text: &str) -> Option<Result<u64, String>> {
 
 /// A size in bytes; see the module docs for the accepted forms.
 pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
+    parse_scaled(text, "size", "64k")
+}
+
+/// A whole number with an optional size suffix: a size (`what` = "size") or a count; errors
+/// give `example` of the kind of value expected.
+fn parse_scaled(text: &str, what: &str, example: &str) -> Result<u64, String> {
     reject_expressions(text)?;
     if text.ends_with('%') {
-        return Err(
+        return Err(format!(
             "percentages of the file or device are not supported (antsched does not \
-                    know the size when it reads the file); give a size such as `1g`"
-                .into(),
-        );
+             know the size when it reads the file); give a {what} such as `{example}`"
+        ));
     }
     if text.contains(',') {
         return Err("give one value: fio's separate `read,write` values are not supported".into());
     }
     if text.chars().skip(1).any(|c| matches!(c, '-' | ':')) {
-        return Err("ranges are not supported; give one size such as `64k`".into());
+        return Err(format!(
+            "ranges are not supported; give one {what} such as `{example}`"
+        ));
     }
     if let Some(hex) = parse_hex(text) {
         return hex;
     }
-    let (number, suffix) = split_number(text, "64k")?;
+    let (number, suffix) = split_number(text, example)?;
     let multiplier = size_multiplier(suffix)?;
     number
         .checked_mul(multiplier)
@@ -198,7 +205,7 @@ pub(crate) fn parse_time(text: &str, default: Option<DefaultUnit>) -> Result<u64
 /// A count (`numjobs`, `iodepth`, `number_ios`, ...) in `min..=max`. Like fio, the size
 /// suffixes are accepted (`number_ios=10k` is 10240).
 pub(crate) fn parse_count(text: &str, min: u64, max: u64) -> Result<u64, String> {
-    let value = parse_size(text)?;
+    let value = parse_scaled(text, "count", "8")?;
     if value < min || value > max {
         return Err(if max == u64::MAX {
             format!("must be at least {min}")
@@ -532,6 +539,11 @@ mod tests {
         assert!(parse_count("101", 0, 100)
             .unwrap_err()
             .contains("between 0 and 100"));
+        // A count's errors speak of counts, not of sizes.
+        for bad in ["-1", "abc", "1:2"] {
+            let e = parse_count(bad, 1, 100).unwrap_err();
+            assert!(e.contains("such as `8`") && !e.contains("64k"), "{e}");
+        }
         assert_eq!(parse_bool("1"), Ok(true));
         assert_eq!(parse_bool("0"), Ok(false));
         assert!(parse_bool("yes").is_err());
