@@ -716,6 +716,7 @@ impl Loop {
                 wake_early = self.spin > 0;
             }
             if (delivered || self.entries.len() > self.due.len())
+                && self.poll > 0
                 && self.recent_answer.saturating_mul(2) <= self.poll
             {
                 self.submit_now();
