@@ -232,44 +232,45 @@ fn schedulers_lists_every_name_with_its_tunables() {
     }
 }
 
+/// Runs `cmd`, which must fail, and returns what it said on stderr.
+fn failing(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(!out.status.success(), "succeeded: {cmd:?}");
+    assert!(out.stdout.is_empty(), "the work went ahead: {cmd:?}");
+    String::from_utf8(out.stderr).unwrap()
+}
+
 #[test]
 fn errors_are_one_clear_message_and_bad_destinations_are_refused_before_the_work() {
     let dir = scratch("dest");
     let ok = repo().join("examples/jobs/two-readers-seq.fio");
     // A destination in a missing directory: refused at once, with the user's path, and no
     // backtrace even where a developer's RUST_BACKTRACE=1 would make anyhow print one.
-    let out = bin()
-        .arg("sim")
-        .arg(&ok)
-        .arg("--json")
-        .arg(dir.join("missing/out.json"))
-        .env("RUST_BACKTRACE", "1")
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(out.stdout.is_empty(), "the run went ahead");
-    let err = String::from_utf8(out.stderr).unwrap();
+    let err = failing(
+        bin()
+            .arg("sim")
+            .arg(&ok)
+            .arg("--json")
+            .arg(dir.join("missing/out.json"))
+            .env("RUST_BACKTRACE", "1"),
+    );
     assert!(
         err.starts_with("error: cannot write ") && err.contains("missing/out.json"),
         "{err}"
     );
     assert!(!err.contains("backtrace"), "{err}");
-    // A directory where a file should go.
-    let out = bin()
-        .arg("disk")
-        .arg("validate")
-        .arg(repo().join("data/disksim/ibm18es.parv"))
-        .arg(repo().join("data/disksim/ibm18es.trace"))
-        .arg("--json")
-        .arg(dir.join("v.json"))
-        .arg("--per-request")
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8(out.stderr)
-        .unwrap()
-        .contains("is a directory"));
+    // A directory where a file should go: neither output is written.
+    let err = failing(
+        bin()
+            .args(["disk", "validate"])
+            .arg(repo().join("data/disksim/ibm18es.parv"))
+            .arg(repo().join("data/disksim/ibm18es.trace"))
+            .arg("--json")
+            .arg(dir.join("v.json"))
+            .arg("--per-request")
+            .arg(&dir),
+    );
+    assert!(err.contains("is a directory"), "{err}");
     assert!(
         !dir.join("v.json").exists(),
         "one output written, the other refused"
@@ -277,30 +278,26 @@ fn errors_are_one_clear_message_and_bad_destinations_are_refused_before_the_work
     // A file that does not fit on the disk is the job file's error, named once.
     let job = dir.join("big.fio");
     std::fs::write(&job, "[a]\nrw=read\nsize=100t\n").unwrap();
-    let out = bin()
-        .arg("sim")
-        .arg(&job)
-        .args(["--scheduler", "sptf", "--scheduler", "as-sptf"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8(out.stderr).unwrap();
+    let err =
+        failing(
+            bin()
+                .arg("sim")
+                .arg(&job)
+                .args(["--scheduler", "sptf", "--scheduler", "as-sptf"]),
+        );
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
         err.contains("big.fio") && err.contains("disk holds"),
         "{err}"
     );
     // A bad duration says what a duration looks like.
-    let out = bin()
-        .arg("sim")
-        .arg(&ok)
-        .args(["--scheduler", "as-aged-sptf:age_bound=-1s"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8(out.stderr)
-        .unwrap()
-        .contains("as in 500us"));
+    let err = failing(
+        bin()
+            .arg("sim")
+            .arg(&ok)
+            .args(["--scheduler", "as-aged-sptf:age_bound=-1s"]),
+    );
+    assert!(err.contains("as in 500us"), "{err}");
 }
 
 #[test]
