@@ -164,8 +164,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         );
     }
     if let Some(path) = &a.json {
-        let text = serde_json::to_string_pretty(&serde_json::json!({ "runs": [report] }))?;
-        crate::output::write_atomically(path, text.as_bytes())?;
+        crate::output::write_atomically(path, &report.to_json())?;
     }
     Ok(())
 }

@@ -47,7 +47,9 @@
 //! The root directory holds one more entry than the backing directory: `.antsched`, a
 //! read-only directory that is not in the backing tree, with `stats.json`, a fresh snapshot
 //! of the statistics at every open (served with direct I/O, so every reader sees its own
-//! snapshot). A real `.antsched` in the backing root is hidden by it.
+//! snapshot), in the JSON of `antsched sim --json`: `{"runs": [...]}` with the mount as its
+//! one run ([`MountReport::to_json`](crate::report::MountReport::to_json)). A real
+//! `.antsched` in the backing root is hidden by it.
 
 use std::ffi::{CString, OsStr, OsString};
 use std::fs::File;
@@ -640,8 +642,7 @@ impl Filesystem for AntFs {
         }
         if parent.0 == VDIR {
             return if name == STATS_FILE {
-                let len = serde_json::to_vec_pretty(&self.shared.report())
-                    .map_or(0, |v| v.len() as u64 + 1);
+                let len = self.shared.report().to_json().len() as u64;
                 reply.entry(&Duration::ZERO, &virtual_attr(VSTATS, len), Generation(0))
             } else {
                 reply.error(Errno::ENOENT)
@@ -675,8 +676,7 @@ impl Filesystem for AntFs {
         match ino.0 {
             VDIR => return reply.attr(&TTL, &virtual_attr(VDIR, 0)),
             VSTATS => {
-                let len = serde_json::to_vec_pretty(&self.shared.report())
-                    .map_or(0, |v| v.len() as u64 + 1);
+                let len = self.shared.report().to_json().len() as u64;
                 return reply.attr(&Duration::ZERO, &virtual_attr(VSTATS, len));
             }
             _ => {}
@@ -1020,8 +1020,7 @@ impl Filesystem for AntFs {
             if flags.0 & libc::O_ACCMODE != libc::O_RDONLY {
                 return reply.error(Errno::EROFS);
             }
-            let mut data = serde_json::to_vec_pretty(&self.shared.report()).unwrap_or_default();
-            data.push(b'\n');
+            let data = self.shared.report().to_json();
             let fh = self.add_handle(Handle::Stats { data });
             return reply.opened(FileHandle(fh), FopenFlags::FOPEN_DIRECT_IO);
         }

@@ -206,6 +206,16 @@ impl IoStats {
 }
 
 impl MountReport {
+    /// The JSON of DESIGN.md, `{"runs": [...]}` with this mount as its one run, and a final
+    /// newline: what `stats.json` holds and `antsched mount --json` writes, so that a tool
+    /// reading `antsched sim --json` reads these too.
+    pub fn to_json(&self) -> Vec<u8> {
+        let mut v =
+            serde_json::to_vec_pretty(&serde_json::json!({ "runs": [self] })).unwrap_or_default();
+        v.push(b'\n');
+        v
+    }
+
     /// The same figures as a simulator's [`RunReport`], for the tables the CLI prints.
     pub fn run_report(&self) -> RunReport {
         RunReport {

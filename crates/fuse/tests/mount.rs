@@ -220,9 +220,11 @@ fn fio_runs_on_the_mount_and_each_process_is_a_context_that_exits() {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    // The live statistics file is the same JSON.
+    // The live statistics file is the same JSON, as `antsched sim --json` writes it.
     let text = std::fs::read_to_string(m.join(".antsched/stats.json")).unwrap();
-    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let all: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(all["runs"].as_array().map(Vec::len), Some(1), "{text}");
+    let v = &all["runs"][0];
     for key in [
         "scheduler",
         "disk",
