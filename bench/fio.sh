@@ -8,7 +8,7 @@
 #
 #   sudo bench/fio.sh            (ANTSCHED_BENCH_DIR=/tmp/antsched-bench by default)
 source "$(dirname "$0")/lib.sh"
-need fio
+need fio python3
 JOB="$ROOT/bench/fio-two-readers.fio"
 DISK=deskstar-34gxp
 B="$WORK/fio/backing"
@@ -45,13 +45,13 @@ for s in aged-sptf as-aged-sptf; do
     unmount_saving "$WORK/fio-$s-$r.stats.json"
     # terse v3: field 6 read KiB, field 9 read runtime ms; aggregate = all bytes / longest job.
     runs="$runs $(awk -F';' '{kb+=$6; if ($9>ms) ms=$9} END {printf "%.2f", kb*1024/1e6/(ms/1000)}' "$WORK/fio-$s-$r.terse")"
-    own="$own $(printf '%.2f' "$(stats_mb_s "$WORK/fio-$s-$r.stats.json")")"
+    own="$own $(printf '%.2f' "$(run_mb_s "$WORK/fio-$s-$r.stats.json")")"
   done
   ALL[$s]=$runs
   FIO[$s]=$(echo $runs | median)
   OWN[$s]=$(echo $own | median)
   "$ANTSCHED" sim "$JOB" --disk "$DISK" --scheduler "$s" --json "$WORK/fio-$s.sim.json" >/dev/null
-  SIM[$s]=$(printf '%.2f' "$(sim_mb_s "$WORK/fio-$s.sim.json")")
+  SIM[$s]=$(printf '%.2f' "$(run_mb_s "$WORK/fio-$s.sim.json")")
 done
 
 echo
@@ -69,7 +69,7 @@ skews=""
 for k in 0 1 2 3 4 5; do
   sed "s/^\[reader2\]/[reader2]\nantsched_disk_offset=$((268435456 + k * 65536))/" "$JOB" > "$WORK/fio-skew-$k.fio"
   "$ANTSCHED" sim "$WORK/fio-skew-$k.fio" --disk "$DISK" --scheduler aged-sptf --json "$WORK/fio-skew-$k.json" >/dev/null
-  skews="$skews $(printf '%.2f' "$(sim_mb_s "$WORK/fio-skew-$k.json")")"
+  skews="$skews $(printf '%.2f' "$(run_mb_s "$WORK/fio-skew-$k.json")")"
 done
 echo "aged-sptf simulated with one reader 0, 1, ..., 5 requests ahead:$skews MB/s"
 echo "as-aged-sptf / aged-sptf (medians): fio $(calc "${FIO[as-aged-sptf]} / ${FIO[aged-sptf]}")x, sim $(calc "${SIM[as-aged-sptf]} / ${SIM[aged-sptf]}")x"

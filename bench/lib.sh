@@ -70,12 +70,11 @@ drop_caches() {
 
 now() { date +%s.%N; }
 
-# The first "throughput_mb_s" of a stats.json (the mount's own, not a context's).
-stats_mb_s() { grep -m1 '"throughput_mb_s"' "$1" | sed 's/.*: *//; s/,//'; }
-# sim_mb_s FILE: a run's throughput in `antsched sim --json` output (one run; its own key,
-# at the run's indentation, after its contexts' keys of the same name).
-sim_mb_s() { grep -m1 -E '^ {6}"throughput_mb_s"' "$1" | sed 's/.*: *//; s/,//'; }
-stats_field() { grep -m1 "\"$2\"" "$1" | sed 's/.*: *//; s/,//'; }
+# run_mb_s FILE: the first run's throughput in antsched's JSON ({"runs": [...]}), which
+# `antsched sim --json` writes and a mount's stats.json holds.
+run_mb_s() {
+  python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["runs"][0]["throughput_mb_s"])' "$1"
+}
 
 # calc EXPR: arithmetic with two decimals (awk, so no bc needed).
 calc() { awk "BEGIN { printf \"%.2f\", $1 }"; }

@@ -9,7 +9,7 @@
 #
 #   sudo bench/scan.sh [DIRS]      (DIRS per repository, default 20)
 source "$(dirname "$0")/lib.sh"
-need grep wc sha256sum
+need grep wc sha256sum python3
 DIRS=${1:-20}
 DISK=deskstar-34gxp
 B="$WORK/scan/backing"
@@ -87,7 +87,7 @@ echo "Andrew scan phase on antsched mount, $DISK: grep -r over one repository, w
 echo "($FILES files in 2 x $DIRS directories, $BYTES bytes; page cache and read-ahead, cold)"
 printf '%-14s %10s %12s\n' scheduler "time s" "mount MB/s"
 for s in aged-sptf as-aged-sptf; do
-  printf '%-14s %10s %12.2f\n' "$s" "${T[$s]}" "$(stats_mb_s "$WORK/scan-$s.stats.json")"
+  printf '%-14s %10s %12.2f\n' "$s" "${T[$s]}" "$(run_mb_s "$WORK/scan-$s.stats.json")"
 done
 echo "as-aged-sptf takes $(calc "(1 - ${T[as-aged-sptf]} / ${T[aged-sptf]}) * 100")% less time than aged-sptf ($(calc "${T[aged-sptf]} / ${T[as-aged-sptf]}")x faster; the paper: 54% less)"
 echo "integrity: $VERIFY"
