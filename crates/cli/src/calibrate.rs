@@ -71,10 +71,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             let backend = match Backend::file(p, !a.buffered) {
                 Ok(b) => b,
                 // EINVAL from open(O_DIRECT): the file system does not do direct I/O.
-                Err(SetupError::Open { path, source })
-                    if !a.buffered && source.raw_os_error() == Some(libc::EINVAL) =>
-                {
-                    bail!("cannot open {path}: {source} (the file system refuses O_DIRECT; try --buffered)")
+                Err(e @ SetupError::Open { .. }) if !a.buffered && refuses_direct(&e) => {
+                    bail!("{e} (the file system refuses O_DIRECT; try --buffered)")
                 }
                 Err(e) => return Err(e.into()),
             };
@@ -160,4 +158,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         println!("wrote {}", out.display());
     }
     Ok(())
+}
+
+fn refuses_direct(e: &SetupError) -> bool {
+    matches!(e, SetupError::Open { source, .. } if source.raw_os_error() == Some(libc::EINVAL))
 }

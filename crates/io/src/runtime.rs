@@ -118,8 +118,8 @@ pub struct Options {
     /// from a delivered result to the next submission) came within half of it: a caller that
     /// answers a completion with its next request within the window is served without an
     /// eventfd wake-up (two thread switches saved per request at high rates, at the cost of a
-    /// busy core while requests flow). Callers that think, or wait on a disk, are not polled
-    /// for. 0: never.
+    /// busy core while requests flow). Callers that think between requests, or that sleep until
+    /// their result and take longer than half the window to wake, are not polled for. 0: never.
     pub poll: Nanos,
     /// Run the event loop in the `SCHED_FIFO` real-time class at this priority, if allowed
     /// (see [`set_realtime`](crate::clock::set_realtime)); [`Stats::realtime`] says whether it
@@ -232,6 +232,16 @@ impl Shared {
                 )
             };
         }
+    }
+}
+
+/// A decayed average in ns that forgets `1/n` of itself per sample, `u64::MAX` until the first
+/// sample: what the adaptive spins (the waiter's, the loop's poll) decide on.
+fn decayed(old: Nanos, sample: Nanos, n: u64) -> Nanos {
+    if old == u64::MAX {
+        sample
+    } else {
+        (old.saturating_mul(n - 1).saturating_add(sample)) / n
     }
 }
 
@@ -844,10 +854,7 @@ impl Loop {
                 Msg::Io(io) => {
                     if let Some(t) = self.delivered_at.take() {
                         let gap = io.pushed.saturating_sub(t);
-                        self.recent_answer = match self.recent_answer {
-                            u64::MAX => gap,
-                            old => (3 * old + gap) / 4,
-                        };
+                        self.recent_answer = decayed(self.recent_answer, gap, 4);
                     }
                     if self.closing {
                         // Submitted after shutdown began (it raced the closed flag).
@@ -1035,11 +1042,7 @@ impl Loop {
         if let Some(started) = e.started {
             let lat = now.saturating_sub(started);
             let old = self.shared.recent_latency.load(Ordering::Relaxed);
-            let new = if old == u64::MAX {
-                lat
-            } else {
-                (old * 7 + lat) / 8
-            };
+            let new = decayed(old, lat, 8);
             self.shared.recent_latency.store(new, Ordering::Relaxed);
         }
         let buf = e.buf.take().expect("a request in flight has its buffer");
