@@ -32,14 +32,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         registry::resolve(&Spec::parse(s)?)?;
     }
     let disk = disk_model(&a.disk)?;
-    // The job's layout on this disk is the same under every scheduler: report a file that
-    // does not fit as the job file's error, once, before any run.
-    antsched_sim::workload::compile(&jobs, disk.capacity_sectors(), a.seed)?;
     if let Some(path) = &a.json {
         crate::output::check_writable(path)?;
     }
     let progress = Progress::new(a.schedulers.len() as u64, "simulating");
-    let results = simulate_each(&jobs, &*disk, &a.schedulers, a.seed, &|| progress.inc());
+    let results = simulate_each(&jobs, &*disk, &a.schedulers, a.seed, &|| progress.inc())?;
     progress.finish();
     let runs = results
         .into_iter()

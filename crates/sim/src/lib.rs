@@ -74,24 +74,28 @@ pub fn disk_model(name_or_path: &str) -> Result<Box<dyn DeviceModel>, SimError> 
 
 /// Runs `jobs` under each of `specs`, in parallel, each on a fresh copy of `disk`. `done` is
 /// called as each run finishes (for progress bars). Results come back in the order of `specs`.
+///
+/// The job's layout on the disk is the same under every scheduler, so it is compiled once: a
+/// job that does not fit is the outer error, reported before any run, not once per scheduler.
 pub fn simulate_each(
     jobs: &fio::JobFile,
     disk: &dyn DeviceModel,
     specs: &[String],
     seed: u64,
     done: &(dyn Fn() + Sync),
-) -> Vec<Result<RunReport, SimError>> {
+) -> Result<Vec<Result<RunReport, SimError>>, SimError> {
     use rayon::prelude::*;
+    let workload = workload::compile(jobs, disk.capacity_sectors(), seed)?;
     let models: Vec<Box<dyn DeviceModel>> = specs.iter().map(|_| disk.clone_box()).collect();
-    models
+    Ok(models
         .into_par_iter()
         .zip(specs.par_iter())
         .map(|(m, spec)| {
-            let r = simulate(jobs, m, spec, seed);
+            let r = run_compiled(jobs, &workload, m, spec, seed);
             done();
             r
         })
-        .collect()
+        .collect())
 }
 
 /// Runs `jobs` under the scheduler `spec` on `disk` (a fresh model: it is consumed), with
@@ -102,8 +106,19 @@ pub fn simulate(
     spec: &str,
     seed: u64,
 ) -> Result<RunReport, SimError> {
+    let workload = workload::compile(jobs, disk.capacity_sectors(), seed)?;
+    run_compiled(jobs, &workload, disk, spec, seed)
+}
+
+/// [`simulate`] with the workload already compiled for this disk and seed.
+fn run_compiled(
+    jobs: &fio::JobFile,
+    workload: &workload::Workload,
+    disk: Box<dyn DeviceModel>,
+    spec: &str,
+    seed: u64,
+) -> Result<RunReport, SimError> {
     let device = SharedDevice::new(disk);
-    let workload = workload::compile(jobs, device.capacity_sectors(), seed)?;
     let exact = device.clone();
     let calibrated = device.clone();
     let env = BuildEnv {
@@ -118,7 +133,7 @@ pub fn simulate(
         real_time: false,
     };
     let sched = antsched_core::build(spec, &env)?;
-    let mut report = engine::Simulation::new(jobs, &workload, sched, device)?.run()?;
+    let mut report = engine::Simulation::new(jobs, workload, sched, device)?.run()?;
     report.seed = seed;
     Ok(report)
 }
