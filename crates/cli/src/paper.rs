@@ -152,8 +152,7 @@ fn write_outputs(
     comparison: &Comparison,
     json: &str,
 ) -> anyhow::Result<()> {
-    std::fs::create_dir_all(&a.out)
-        .with_context(|| format!("cannot create {}", a.out.display()))?;
+    // `run` made `a.out` before the work.
     let scratch = a
         .out
         .join(format!(".antsched-paper-{}", std::process::id()));
