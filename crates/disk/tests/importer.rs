@@ -235,3 +235,32 @@ fn unknown_block_type_is_refused() {
         "{e}"
     );
 }
+
+/// A seek, overhead or switch time of 1e308 once made the model loop forever, and 1e12 to
+/// 1e30 silently saturated its nanosecond arithmetic (18446744073.71 s per request).
+#[test]
+fn absurd_times_are_refused_before_the_model_runs() {
+    for huge in ["1e308", "1e12", "10001"] {
+        let dir = broken_copy("cheetah4LP.seek", |t| {
+            t.replace("100,\t2.70500", &format!("100,\t{huge}"))
+        });
+        let e = load(&dir).unwrap_err().to_string();
+        assert!(e.contains("from 0 to 10000"), "{huge}: {e}");
+
+        let dir = broken_copy("cheetah4LP.diskspecs", |t| {
+            let at = t.find("Read completion overhead").unwrap();
+            let end = at + t[at..].find(',').unwrap();
+            format!("{}Read completion overhead = {huge}{}", &t[..at], &t[end..])
+        });
+        let e = load(&dir).unwrap_err().to_string();
+        assert!(e.contains("Read completion overhead"), "{huge}: {e}");
+        assert!(e.contains("from 0 to 10000"), "{huge}: {e}");
+    }
+    // Within the bound, a slow (fictional) drive still loads and answers in finite time.
+    let dir = broken_copy("cheetah4LP.seek", |t| {
+        t.replace("100,\t2.70500", "100,\t9999")
+    });
+    let mut m = load(&dir).unwrap();
+    let c = m.submit(&antsched_disk::DiskRequest::read(1_000_000, 8), 0);
+    assert!(c.service.total() < 30_000_000_000, "{c:?}");
+}

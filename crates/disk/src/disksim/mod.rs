@@ -581,6 +581,26 @@ fn nonneg(b: &Block, key: &str) -> Result<f64, DiskSimError> {
     Ok(v)
 }
 
+/// The longest time a drive parameter may take, in milliseconds. Seeks, overheads and
+/// transfer times of real drives are milliseconds or less; a value past ten seconds is a typo
+/// or a hostile file, and far larger ones (1e12, 1e308) would overflow the model's nanosecond
+/// arithmetic or stall its rotational-position loops.
+const MAX_TIME_MS: f64 = 10_000.0;
+
+/// A time in milliseconds, from 0 to [`MAX_TIME_MS`].
+fn time_ms(b: &Block, key: &str) -> Result<f64, DiskSimError> {
+    let p = get(b, key)?;
+    let v = num_of(p)?;
+    if !(0.0..=MAX_TIME_MS).contains(&v) {
+        return Err(DiskSimError::bad(
+            p,
+            v,
+            format!("a time in milliseconds from 0 to {MAX_TIME_MS}"),
+        ));
+    }
+    Ok(v)
+}
+
 /// An integer in `lo..=hi`.
 fn int(b: &Block, key: &str, lo: i64, hi: i64) -> Result<i64, DiskSimError> {
     let p = get(b, key)?;
@@ -671,8 +691,8 @@ pub fn load_disksim(parv_path: impl AsRef<Path>) -> Result<HddModel, DiskSimErro
                 }
                 "disksim_bus" => {
                     check(b, BUS)?;
-                    bus_read = bus_read.max(nonneg(b, "Read block transfer time")?);
-                    bus_write = bus_write.max(nonneg(b, "Write block transfer time")?);
+                    bus_read = bus_read.max(time_ms(b, "Read block transfer time")?);
+                    bus_write = bus_write.max(time_ms(b, "Write block transfer time")?);
                 }
                 "disksim_ctlr" => {
                     check(b, CTLR)?;
@@ -685,7 +705,7 @@ pub fn load_disksim(parv_path: impl AsRef<Path>) -> Result<HddModel, DiskSimErro
                             "only the pass-through controller (type 1) is modelled",
                         ));
                     }
-                    ctlr_bulk = ctlr_bulk.max(nonneg(b, "Bulk sector transfer time")?);
+                    ctlr_bulk = ctlr_bulk.max(time_ms(b, "Bulk sector transfer time")?);
                 }
                 "disksim_disk" => {
                     check(b, DISK)?;
@@ -792,7 +812,17 @@ fn build_disk(d: &Block, path_bus: f64) -> Result<HddModel, DiskSimError> {
     let model = block(d, "Model", "dm_disk")?;
     check(model, DM_DISK)?;
     let scale = nonneg(d, "Time scale for overheads")?;
-    let ov = |k: &str| -> Result<f64, DiskSimError> { Ok(nonneg(d, k)? * scale) };
+    let ov = |k: &str| -> Result<f64, DiskSimError> {
+        let v = time_ms(d, k)? * scale;
+        if v > MAX_TIME_MS {
+            return Err(DiskSimError::bad(
+                get(d, k)?,
+                v,
+                format!("with `Time scale for overheads` {scale}, an overhead of at most {MAX_TIME_MS} ms"),
+            ));
+        }
+        Ok(v)
+    };
     let overheads = Overheads {
         read_hit_after_read: ov("Read hit over. after read")?,
         read_hit_after_write: ov("Read hit over. after write")?,
@@ -906,7 +936,7 @@ fn build_disk(d: &Block, path_bus: f64) -> Result<HddModel, DiskSimError> {
         read_water: water,
         water_by_request: flag(d, "Set watermark by reqsize")?,
     };
-    let blk = nonneg(d, "Bulk sector transfer time")?;
+    let blk = time_ms(d, "Bulk sector transfer time")?;
     let (layout, mech) = build_model(model)?;
     let one_cyl = mech.seek.time_ms(1);
     let params = HddParams {
@@ -1115,16 +1145,23 @@ fn build_model(m: &Block) -> Result<(Layout, Mech), DiskSimError> {
     let seek = read_seek_file(&seek_path, &curve_p.pos)?;
     let rpm_p = get(mech, "Rotation speed (in rpms)")?;
     let rpm = num_of(rpm_p)?;
-    if rpm <= 0.0 {
-        return Err(DiskSimError::bad(rpm_p, rpm, "a rotation speed > 0"));
+    // A revolution longer than MAX_TIME_MS (or a speed no motor reaches) is no drive; it
+    // would only overflow the rotational arithmetic.
+    let (lo, hi) = (60_000.0 / MAX_TIME_MS, 1_000_000.0);
+    if !(lo..=hi).contains(&rpm) {
+        return Err(DiskSimError::bad(
+            rpm_p,
+            rpm,
+            format!("a rotation speed from {lo} to {hi} rpm"),
+        ));
     }
     Ok((
         layout,
         Mech {
             rpm,
             seek,
-            head_switch: nonneg(mech, "Head switch time")?,
-            settle: nonneg(mech, "Add. write settling delay")?,
+            head_switch: time_ms(mech, "Head switch time")?,
+            settle: time_ms(mech, "Add. write settling delay")?,
         },
     ))
 }
@@ -1224,11 +1261,13 @@ pub fn read_seek_file(path: &Path, from: &Pos) -> Result<SeekCurve, DiskSimError
         let t: f64 = b
             .parse()
             .ok()
-            .filter(|t: &f64| t.is_finite() && *t >= 0.0)
+            .filter(|t: &f64| (0.0..=MAX_TIME_MS).contains(t))
             .ok_or_else(|| {
                 err(
                     i + 1,
-                    format!("seek time `{b}` is not a number of milliseconds >= 0"),
+                    format!(
+                        "seek time `{b}` is not a number of milliseconds from 0 to {MAX_TIME_MS}"
+                    ),
                 )
             })?;
         if d == 0 {

@@ -16,6 +16,7 @@
 //! parentheses). Every parsed item keeps its file and line so that the importer can say where
 //! a bad parameter is.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 
 use super::DiskSimError;
@@ -95,7 +96,19 @@ struct Lexer {
     i: usize,
     file: PathBuf,
     last_line: usize,
+    /// Blocks and lists open around the token being read.
+    nest: usize,
 }
+
+/// How deep blocks and lists may nest in one file. Real models nest three or four levels;
+/// the parser recurses per level, and a file of ten thousand `[` must be an error, not a
+/// stack overflow.
+const MAX_NEST: usize = 64;
+
+/// How many files one model may read through `source`, counting every read. Nesting alone is
+/// capped at 16, but a file that sources another four times, fourteen levels deep, would read
+/// 4^14 files and never finish.
+const MAX_SOURCE_READS: usize = 1024;
 
 fn is_word_char(c: char) -> bool {
     !c.is_whitespace() && !matches!(c, '{' | '}' | '[' | ']' | ',' | '=' | '#')
@@ -148,6 +161,7 @@ fn lex(text: &str, file: &Path) -> Lexer {
         i: 0,
         file: file.to_path_buf(),
         last_line,
+        nest: 0,
     }
 }
 
@@ -159,6 +173,21 @@ fn looks_numeric(w: &str) -> bool {
 }
 
 impl Lexer {
+    /// Opens one more level of blocks or lists, or says the file nests too deep.
+    fn enter(&mut self) -> Result<(), DiskSimError> {
+        self.nest += 1;
+        if self.nest > MAX_NEST {
+            return Err(self.err(format!(
+                "blocks and lists nested more than {MAX_NEST} deep (a real model nests a few)"
+            )));
+        }
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.nest -= 1;
+    }
+
     fn peek(&self) -> Option<&Tok> {
         self.toks.get(self.i).map(|t| &t.0)
     }
@@ -213,12 +242,23 @@ fn describe(t: &Tok) -> String {
 /// Parses a whole file, following `source` statements (resolved relative to the including
 /// file). Returns the statements of this file and of every file it sources, in order.
 pub fn parse_file(path: &Path) -> Result<Vec<Statement>, DiskSimError> {
+    let reads = Cell::new(0);
     let mut out = Vec::new();
-    parse_file_into(path, &mut out, 0)?;
+    parse_file_into(path, &mut out, 0, &reads)?;
     Ok(out)
 }
 
-fn read(path: &Path, from: Option<&Pos>) -> Result<String, DiskSimError> {
+fn read(path: &Path, from: Option<&Pos>, reads: &Cell<usize>) -> Result<String, DiskSimError> {
+    reads.set(reads.get() + 1);
+    if reads.get() > MAX_SOURCE_READS {
+        return Err(DiskSimError::Syntax {
+            file: path.to_path_buf().into(),
+            line: from.map_or(1, |p| p.line),
+            message: format!(
+                "more than {MAX_SOURCE_READS} files read through `source` (files that source each other many times over?)"
+            ),
+        });
+    }
     std::fs::read_to_string(path).map_err(|e| DiskSimError::Io {
         path: path.to_path_buf().into(),
         included_from: from.map(|p| p.to_string()),
@@ -239,9 +279,10 @@ fn parse_file_into(
     path: &Path,
     out: &mut Vec<Statement>,
     depth: usize,
+    reads: &Cell<usize>,
 ) -> Result<(), DiskSimError> {
-    let text = read(path, None)?;
-    parse_text_into(&text, path, out, depth)
+    let text = read(path, None, reads)?;
+    parse_text_into(&text, path, out, depth, reads)
 }
 
 fn parse_text_into(
@@ -249,6 +290,7 @@ fn parse_text_into(
     path: &Path,
     out: &mut Vec<Statement>,
     depth: usize,
+    reads: &Cell<usize>,
 ) -> Result<(), DiskSimError> {
     if depth > 16 {
         return Err(DiskSimError::Syntax {
@@ -268,8 +310,8 @@ fn parse_text_into(
                     _ => return Err(lx.err("`source` must be followed by a file name")),
                 };
                 let file = resolve(path, &name);
-                let text = read(&file, Some(&pos))?;
-                parse_text_into(&text, &file, out, depth + 1)?;
+                let text = read(&file, Some(&pos), reads)?;
+                parse_text_into(&text, &file, out, depth + 1, reads)?;
             }
             Tok::Word(w) if w == "instantiate" => {
                 lx.next();
@@ -341,7 +383,7 @@ fn parse_text_into(
                     }
                     None => return Err(lx.err(format!("expected a block name after `{kind}`"))),
                 };
-                let mut b = parse_block_body(&mut lx, kind, pos, depth)?;
+                let mut b = parse_block_body(&mut lx, kind, pos, depth, reads)?;
                 b.name = Some(name);
                 out.push(Statement::Block(b));
             }
@@ -362,8 +404,10 @@ fn parse_block_body(
     kind: String,
     pos: Pos,
     depth: usize,
+    reads: &Cell<usize>,
 ) -> Result<Block, DiskSimError> {
     lx.expect(Tok::LBrace, &format!("`{{` to open the `{kind}` block"))?;
+    lx.enter()?;
     let mut params = Vec::new();
     loop {
         match lx.peek() {
@@ -421,7 +465,7 @@ fn parse_block_body(
                 message: "a parameter has no name before `=`".into(),
             });
         }
-        let value = parse_value(lx, depth)?;
+        let value = parse_value(lx, depth, reads)?;
         params.push(Param {
             key,
             value,
@@ -443,6 +487,7 @@ fn parse_block_body(
             }
         }
     }
+    lx.leave();
     Ok(Block {
         kind,
         name: None,
@@ -459,11 +504,12 @@ fn format_num(n: f64) -> String {
     }
 }
 
-fn parse_value(lx: &mut Lexer, depth: usize) -> Result<Value, DiskSimError> {
+fn parse_value(lx: &mut Lexer, depth: usize, reads: &Cell<usize>) -> Result<Value, DiskSimError> {
     let pos = lx.pos();
     match lx.next() {
         Some(Tok::Number(n)) => Ok(Value::Number(n)),
         Some(Tok::LBracket) => {
+            lx.enter()?;
             let mut items = Vec::new();
             loop {
                 match lx.peek() {
@@ -482,11 +528,12 @@ fn parse_value(lx: &mut Lexer, depth: usize) -> Result<Value, DiskSimError> {
                     }
                     _ => {
                         let ipos = lx.pos();
-                        let v = parse_value(lx, depth)?;
+                        let v = parse_value(lx, depth, reads)?;
                         items.push((v, ipos));
                     }
                 }
             }
+            lx.leave();
             Ok(Value::List(items))
         }
         Some(Tok::Word(w)) if w == "source" => {
@@ -495,9 +542,9 @@ fn parse_value(lx: &mut Lexer, depth: usize) -> Result<Value, DiskSimError> {
                 _ => return Err(lx.err("`source` must be followed by a file name")),
             };
             let file = resolve(&lx.file, &name);
-            let text = read(&file, Some(&pos))?;
+            let text = read(&file, Some(&pos), reads)?;
             let mut stmts = Vec::new();
-            parse_text_into(&text, &file, &mut stmts, depth + 1)?;
+            parse_text_into(&text, &file, &mut stmts, depth + 1, reads)?;
             let mut blocks = stmts.into_iter().filter_map(|s| match s {
                 Statement::Block(b) => Some(b),
                 _ => None,
@@ -515,7 +562,7 @@ fn parse_value(lx: &mut Lexer, depth: usize) -> Result<Value, DiskSimError> {
         }
         Some(Tok::Word(w)) => {
             if lx.peek() == Some(&Tok::LBrace) {
-                Ok(Value::Block(parse_block_body(lx, w, pos, depth)?))
+                Ok(Value::Block(parse_block_body(lx, w, pos, depth, reads)?))
             } else {
                 Ok(Value::Word(w))
             }
@@ -533,7 +580,7 @@ mod tests {
     fn parses_nested_blocks_lists_and_comments() {
         let text = "# c\nx_type NAME {\n a key (in blks) = 3, # comment\n B = w.seek,\n C = t { d = 1.5 },\n L = [ 1, 2, t { e = 0 } ],\n E = []\n}\ninstantiate [ a, b ] as NAME\n";
         let mut out = Vec::new();
-        parse_text_into(text, Path::new("f.parv"), &mut out, 0).unwrap();
+        parse_text_into(text, Path::new("f.parv"), &mut out, 0, &Cell::new(0)).unwrap();
         assert_eq!(out.len(), 2);
         let Statement::Block(b) = &out[0] else {
             panic!()
@@ -551,7 +598,42 @@ mod tests {
     #[test]
     fn unclosed_block_names_its_line() {
         let mut out = Vec::new();
-        let e = parse_text_into("t N {\n a = 1,\n", Path::new("f"), &mut out, 0).unwrap_err();
+        let e = parse_text_into(
+            "t N {\n a = 1,\n",
+            Path::new("f"),
+            &mut out,
+            0,
+            &Cell::new(0),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("not closed"), "{e}");
+    }
+
+    #[test]
+    fn ten_thousand_nested_lists_are_an_error_not_a_stack_overflow() {
+        let text = format!("t N {{ a = {} }}", "[".repeat(10_000));
+        let e =
+            parse_text_into(&text, Path::new("f"), &mut Vec::new(), 0, &Cell::new(0)).unwrap_err();
+        assert!(e.to_string().contains("nested more than"), "{e}");
+        let text = format!("t N {{ {} }}", "a = t { ".repeat(10_000));
+        let e =
+            parse_text_into(&text, Path::new("f"), &mut Vec::new(), 0, &Cell::new(0)).unwrap_err();
+        assert!(e.to_string().contains("nested more than"), "{e}");
+    }
+
+    #[test]
+    fn files_sourced_exponentially_often_stop_at_the_read_budget() {
+        // Each level sources the next four times: 4^14 reads without the budget.
+        let dir = std::env::temp_dir().join(format!("antsched-src-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for level in 0..14 {
+            let next = format!("l{}.parv", level + 1);
+            let body = format!("source {next}\n").repeat(4);
+            std::fs::write(dir.join(format!("l{level}.parv")), body).unwrap();
+        }
+        std::fs::write(dir.join("l14.parv"), "t N { a = 1 }\n").unwrap();
+        let e = parse_file(&dir.join("l0.parv")).unwrap_err();
+        std::fs::remove_dir_all(&dir).ok();
+        assert!(e.to_string().contains("files read through `source`"), "{e}");
     }
 }
