@@ -63,16 +63,32 @@ fn main() -> ExitCode {
             // under RUST_BACKTRACE=1: bad input is the user's to fix, not a crash to debug.
             // A cause whose text the message above already quotes is not repeated.
             let mut said = e.to_string();
-            eprintln!("error: {said}");
+            eprintln!("error: {}", printable(&said));
             for cause in e.chain().skip(1).map(|c| c.to_string()) {
                 if !said.contains(&cause) {
-                    eprintln!("  caused by: {cause}");
+                    eprintln!("  caused by: {}", printable(&cause));
                     said = cause;
                 }
             }
             ExitCode::FAILURE
         }
     }
+}
+
+/// An error message as the terminal should show it: a user's bytes quoted in it (a NUL in an
+/// option name, an escape sequence in a file name) are written as escapes, never raw, so the
+/// message can neither hide text nor drive the terminal.
+fn printable(message: &str) -> String {
+    message
+        .chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 fn run(command: Command) -> anyhow::Result<()> {

@@ -321,3 +321,21 @@ fn a_reader_that_stops_early_ends_the_listing_quietly() {
     child.wait().unwrap();
     assert!(err.is_empty(), "{err}");
 }
+
+#[test]
+fn control_characters_in_bad_input_are_escaped_in_errors() {
+    let dir = scratch("control");
+    let job = dir.join("nul.fio");
+    std::fs::write(&job, "[a]\nsi\0ze=1m\nrw=read\n").unwrap();
+    let err = failing(bin().arg("sim").arg(&job));
+    assert!(
+        !err.contains('\0'),
+        "a raw NUL reached the terminal: {err:?}"
+    );
+    assert!(err.contains("si\\u{0}ze"), "{err}");
+    // An escape sequence in a value cannot drive the terminal either.
+    std::fs::write(&job, "[a]\nsize=1m\nrw=\x1b[2Jread\n").unwrap();
+    let err = failing(bin().arg("sim").arg(&job));
+    assert!(!err.contains('\x1b'), "{err:?}");
+    assert!(err.contains("\\u{1b}[2Jread"), "{err}");
+}

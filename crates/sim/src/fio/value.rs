@@ -243,11 +243,17 @@ pub(crate) fn check_sector_multiple(bytes: u64) -> Result<(), String> {
     if bytes % SECTOR == 0 {
         Ok(())
     } else {
-        Err(format!(
-            "must be a multiple of 512 bytes (a sector), e.g. {} or {}",
-            bytes / SECTOR * SECTOR,
-            (bytes / SECTOR + 1) * SECTOR
-        ))
+        // The nearest multiples below and above, leaving out a suggestion of 0 (never a
+        // valid size) and one past 2^64 (which would wrap to a small number).
+        let below = Some(bytes / SECTOR * SECTOR).filter(|&b| b > 0);
+        let above = (bytes / SECTOR + 1).checked_mul(SECTOR);
+        let e_g = match (below, above) {
+            (Some(b), Some(a)) => format!("e.g. {b} or {a}"),
+            (Some(v), None) => format!("e.g. {v}"),
+            // Below one sector: the next multiple is 512, which always fits.
+            (None, a) => format!("e.g. {}", a.unwrap_or(SECTOR)),
+        };
+        Err(format!("must be a multiple of 512 bytes (a sector), {e_g}"))
     }
 }
 
@@ -432,6 +438,16 @@ pub(crate) fn parse_think_dist(text: &str) -> Result<ThinkTimeDist, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sector_multiple_suggestions_are_never_zero_nor_wrapped() {
+        let e = check_sector_multiple(u64::MAX).unwrap_err();
+        assert!(e.ends_with("e.g. 18446744073709551104"), "{e}");
+        let e = check_sector_multiple(3).unwrap_err();
+        assert!(e.ends_with("e.g. 512"), "{e}");
+        let e = check_sector_multiple(1000).unwrap_err();
+        assert!(e.ends_with("e.g. 512 or 1024"), "{e}");
+    }
 
     #[test]
     fn sizes_follow_fio_default_kb_base() {
