@@ -42,7 +42,10 @@ pub struct Cursor {
 
 impl Cursor {
     pub fn new(job: &Job, issuer: &Issuer) -> Self {
-        let wraps = job.time_based || job.io_size.is_some() || job.number_ios.is_some();
+        // fio: `number_ios` "does not extend the amount of I/O that will be done, it will only
+        // stop fio if this condition is met before other end-of-job criteria". So only a time
+        // or an `io_size` budget wraps a sequential pass; `number_ios` only cuts it short.
+        let wraps = job.time_based || job.io_size.is_some();
         let budget_bytes = if job.time_based {
             job.io_size
         } else if job.rw.is_random() {

@@ -603,3 +603,32 @@ fn comparison_mode_covers_every_scheduler_of_the_catalog_on_every_microbenchmark
         assert!(c.columns.iter().any(|k| k.group == group), "{group}");
     }
 }
+
+/// fio's `number_ios` stops a job early but "does not extend the amount of I/O that will be
+/// done": the job does at most its size. It once wrapped the pass and always did N I/Os, so
+/// `number_ios=18446744073709551615` never ended.
+#[test]
+fn number_ios_never_extends_a_job_past_its_size() {
+    let base = "[a]\nrw=read\nbs=4k\nsize=64k\ndirect=1\n";
+    let r = sim(&format!("{base}number_ios=4\n"), "aged-sptf", 1);
+    assert_eq!(r.bytes, 4 * 4096, "number_ios below the size stops early");
+    let r = sim(&format!("{base}number_ios=1000\n"), "aged-sptf", 1);
+    assert_eq!(
+        r.bytes,
+        64 << 10,
+        "number_ios above the size does the size once"
+    );
+    let r = sim(
+        &format!("{base}number_ios=18446744073709551615\n"),
+        "aged-sptf",
+        1,
+    );
+    assert_eq!(r.bytes, 64 << 10);
+    // A random job likewise does its size in all at most.
+    let r = sim(
+        "[a]\nrw=randread\nbs=4k\nsize=64k\ndirect=1\nnumber_ios=1000\n",
+        "aged-sptf",
+        1,
+    );
+    assert_eq!(r.bytes, 64 << 10);
+}

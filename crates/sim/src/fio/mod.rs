@@ -70,7 +70,7 @@
 //! | `time_based` | bare, or 0/1 | off | loop until `runtime` is up |
 //! | `exitall` | bare, or 0/1 | off | when this job finishes, every job stops (an endless writer measured against a reader that ends) |
 //! | `io_size`, `io_limit` | size | `size` | bytes to transfer, independent of the region |
-//! | `number_ios` | count | no limit | stop after this many I/Os |
+//! | `number_ios` | count | no limit | stop after this many I/Os; never past the job's size, as in fio |
 //! | `randseed` | count | from the run's seed | seed of the random offsets |
 //! | `cgroup` | text | none | the class the job's contexts share |
 //! | `cgroup_weight` | 100 to 1000 | 100 | the class's weight (needs `cgroup`) |
