@@ -116,12 +116,14 @@ pub fn replay(model: &mut dyn DeviceModel, trace: &[TraceRecord]) -> Result<Vec<
     let mut t: Nanos = 0;
     let mut out = Vec::with_capacity(trace.len());
     for (i, r) in trace.iter().enumerate() {
-        if r.lbn + r.sectors as u64 > cap {
+        // Checked: a block number near 2^64 must not wrap past the test to a small end.
+        let end = r.lbn.checked_add(u64::from(r.sectors));
+        if end.is_none_or(|e| e > cap) {
             return Err(format!(
                 "request {} (blocks {}..{}) lies beyond the drive's {} blocks",
                 i + 1,
                 r.lbn,
-                r.lbn + r.sectors as u64,
+                end.map_or_else(|| "2^64".to_string(), |e| e.to_string()),
                 cap
             ));
         }

@@ -90,3 +90,18 @@ fn positioning_time_predicts_submit_on_the_validation_workloads() {
         }
     }
 }
+
+/// A block number near 2^64 once wrapped past the capacity check and reached the model.
+#[test]
+fn a_block_number_near_2_64_is_beyond_the_drive_not_wrapped() {
+    let mut m = antsched_disk::preset("deskstar-34gxp").unwrap();
+    let r = antsched_disk::validate::TraceRecord {
+        op: antsched_disk::DiskOp::Read,
+        lbn: u64::MAX,
+        sectors: 8,
+        measured_us: 1.0,
+        next_interarrival_us: 0.0,
+    };
+    let e = antsched_disk::validate::replay(&mut *m, &[r]).unwrap_err();
+    assert!(e.contains("beyond the drive"), "{e}");
+}

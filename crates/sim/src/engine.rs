@@ -271,6 +271,12 @@ impl<'a> Simulation<'a> {
             if self.stop.is_some_and(|s| t > s) {
                 break;
             }
+            // Times are added saturating: a think time or delay that would carry the clock past
+            // 2^64 ns lands exactly there, and the run ends with an error instead of wrapping
+            // to an early time and reporting a result no job file asked for.
+            if t == Nanos::MAX {
+                return Err(SimError::TimeOverflow);
+            }
             debug_assert!(t >= self.now, "time moves forward");
             self.now = t;
             match e {
@@ -455,7 +461,7 @@ impl<'a> Simulation<'a> {
                 self.pieces.clear();
                 if !self.flush_pending {
                     self.flush_pending = true;
-                    let t = self.now + self.flush_interval;
+                    let t = self.now.saturating_add(self.flush_interval);
                     self.at(t, Event::Flush);
                 }
                 if self.runs[i].dirty.held() > job.dirty_limit {
@@ -522,9 +528,15 @@ impl<'a> Simulation<'a> {
             self.next_context += 1;
         }
         if let Some(ctx) = exits {
-            self.at(self.now + job.issue_delay_ns, Event::Exit(ctx));
+            self.at(
+                self.now.saturating_add(job.issue_delay_ns),
+                Event::Exit(ctx),
+            );
         }
-        let t = self.now + think + job.issue_delay_ns;
+        let t = self
+            .now
+            .saturating_add(think)
+            .saturating_add(job.issue_delay_ns);
         self.at(t, Event::Issue(i));
     }
 
@@ -612,7 +624,7 @@ impl<'a> Simulation<'a> {
             .any(|(i, r)| !r.finished && buffered_write(self.job(i)));
         if writers_left {
             self.flush_pending = true;
-            let t = self.now + self.flush_interval;
+            let t = self.now.saturating_add(self.flush_interval);
             self.at(t, Event::Flush);
         }
     }

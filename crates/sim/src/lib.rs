@@ -52,6 +52,12 @@ pub enum SimError {
     DiskSim(#[from] antsched_disk::DiskSimError),
     #[error("unknown disk {name:?}: give a built-in model ({}) or the path of a DiskSim .parv file", valid.join(", "))]
     UnknownDisk { name: String, valid: Vec<String> },
+    #[error(
+        "the run's virtual time would pass 2^64 ns (about 584 years): a think time, \
+         antsched_issue_delay or write-back interval this long never lets the jobs end; give \
+         shorter ones"
+    )]
+    TimeOverflow,
 }
 
 /// A device model by built-in name (`deskstar-34gxp`) or DiskSim `.parv` path.

@@ -632,3 +632,23 @@ fn number_ios_never_extends_a_job_past_its_size() {
     );
     assert_eq!(r.bytes, 64 << 10);
 }
+
+/// Virtual time once wrapped: `antsched_issue_delay=18446744073709551615ns` reported the
+/// no-delay result and `thinktime=1000000000s` a duration of 18,426,047,410 s.
+#[test]
+fn virtual_time_past_2_64_ns_is_an_error_not_a_wrapped_result() {
+    for extra in [
+        "antsched_issue_delay=18446744073709551615ns",
+        "thinktime=1000000000s",
+    ] {
+        let text = format!("[a]\nrw=read\nbs=4k\nsize=1m\ndirect=1\n{extra}\n");
+        let e = simulate(
+            &job(&text),
+            disk_model("deskstar-34gxp").unwrap(),
+            "aged-sptf",
+            1,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("584 years"), "{extra}: {e}");
+    }
+}
