@@ -17,10 +17,7 @@
 use std::sync::Mutex;
 
 use antsched_core::{ContextId, Nanos};
-use antsched_sim::report::{
-    latency_histogram, AnticipationReport, ContextReport, Latency, RunReport,
-};
-use hdrhistogram::Histogram;
+use antsched_sim::report::{AnticipationReport, ContextReport, LatencyRecorder, RunReport};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
@@ -30,7 +27,7 @@ use crate::contexts::ContextInfo;
 struct CtxIo {
     bytes: u64,
     ios: u64,
-    latency_us: Histogram<u64>,
+    latency_us: LatencyRecorder,
     first: Nanos,
     last: Nanos,
 }
@@ -49,15 +46,13 @@ impl IoStats {
         let c = g.entry(ctx).or_insert_with(|| CtxIo {
             bytes: 0,
             ios: 0,
-            latency_us: latency_histogram(),
+            latency_us: LatencyRecorder::new(),
             first: issued,
             last: done,
         });
         c.bytes += bytes;
         c.ios += 1;
-        let _ = c
-            .latency_us
-            .record(((done.saturating_sub(issued)) / 1000).max(1));
+        c.latency_us.record((done.saturating_sub(issued)) / 1000);
         c.first = c.first.min(issued);
         c.last = c.last.max(done);
     }
@@ -165,7 +160,7 @@ impl IoStats {
                         } else {
                             c.bytes as f64 / total_bytes as f64
                         },
-                        latency_ms: Latency::from_us(&c.latency_us),
+                        latency_ms: c.latency_us.summary(),
                     },
                     pid: info.pid,
                     uid: info.uid,

@@ -33,7 +33,7 @@ use antsched_sim::fio::{FileTarget, IoEngine, Job, JobFile};
 use antsched_sim::issuer::{AppIo, Cursor};
 use antsched_sim::layout::FileLayout;
 use antsched_sim::report::{
-    latency_histogram, AnticipationReport, ContextReport, Latency, RunReport,
+    AnticipationReport, ContextReport, Latency, LatencyRecorder, RunReport,
 };
 use antsched_sim::workload::{self, Workload};
 use hdrhistogram::Histogram;
@@ -395,7 +395,7 @@ struct WbState {
 struct IssuerResult {
     bytes: u64,
     ios: u64,
-    latency: Histogram<u64>,
+    latency: LatencyRecorder,
     contexts: Vec<ContextId>,
     verify: Verification,
     checksum: u64,
@@ -613,7 +613,7 @@ impl<'s, 'a> Issuer<'s, 'a> {
             self.res.ios += 1;
             self.res.last_completion = self.res.last_completion.max(completed);
             let us = (completed.saturating_sub(issued) / 1_000).max(1);
-            let _ = self.res.latency.record(us.min(self.res.latency.high()));
+            self.res.latency.record(us);
         }
     }
 
@@ -943,7 +943,7 @@ pub fn run(
                     res: IssuerResult {
                         bytes: 0,
                         ios: 0,
-                        latency: latency_histogram(),
+                        latency: LatencyRecorder::new(),
                         contexts: vec![ctx.context],
                         verify: Verification::default(),
                         checksum: 0,
@@ -1051,7 +1051,7 @@ fn report(
             } else {
                 r.bytes as f64 / total_bytes as f64
             },
-            latency_ms: Latency::from_us(&r.latency),
+            latency_ms: r.latency.summary(),
         })
         .collect();
     if let Some(b) = writeback_bytes {

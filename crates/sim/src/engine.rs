@@ -15,7 +15,6 @@ use std::time::Instant;
 
 use antsched_core::{ClassId, ContextId, Nanos, Op, Request, RequestId, Scheduler};
 use antsched_disk::Completion;
-use hdrhistogram::Histogram;
 use rustc_hash::FxHashMap;
 
 use crate::cache::{Dirty, ReadAhead};
@@ -23,7 +22,7 @@ use crate::device::SharedDevice;
 use crate::fio::{IoEngine, Job, JobFile};
 use crate::issuer::{AppIo, Cursor};
 use crate::report::{
-    latency_histogram, AnticipationReport, ContextReport, Latency, RunReport, SimSpeed,
+    AnticipationReport, ContextReport, Latency, LatencyRecorder, RunReport, SimSpeed,
 };
 use crate::workload::Workload;
 use crate::SimError;
@@ -81,7 +80,7 @@ struct Run {
     bytes: u64,
     ios: u64,
     busy: Nanos,
-    latency: Histogram<u64>,
+    latency: LatencyRecorder,
 }
 
 /// Sees every request sent to the device and when it was served.
@@ -170,7 +169,7 @@ impl<'a> Simulation<'a> {
                 bytes: 0,
                 ios: 0,
                 busy: 0,
-                latency: latency_histogram(),
+                latency: LatencyRecorder::new(),
             });
             next_context += 1;
         }
@@ -507,7 +506,7 @@ impl<'a> Simulation<'a> {
             r.ios += 1;
             self.last_completion = self.last_completion.max(self.now);
             let us = ((self.now - a.issued) / 1_000).max(1);
-            let _ = r.latency.record(us.min(r.latency.high()));
+            r.latency.record(us);
         }
         let think = r.cursor.think_after_completion(job);
         let mut exits = None;
@@ -665,7 +664,7 @@ impl<'a> Simulation<'a> {
                 } else {
                     r.bytes as f64 / total_bytes as f64
                 },
-                latency_ms: Latency::from_us(&r.latency),
+                latency_ms: r.latency.summary(),
             })
             .collect();
         if self.writeback.is_some() {
