@@ -93,14 +93,6 @@ impl DiskLayout {
     pub fn find(&self, name: &str) -> Option<FileId> {
         self.files.iter().position(|f| f.name == name).map(FileId)
     }
-
-    /// The file overlapping `[start, start + sectors)` other than `except`, if any.
-    pub fn overlap(&self, start: u64, sectors: u64, except: Option<FileId>) -> Option<&FileLayout> {
-        self.files.iter().enumerate().find_map(|(i, f)| {
-            let disjoint = start + sectors <= f.start || f.start + f.span_sectors() <= start;
-            (Some(FileId(i)) != except && !disjoint).then_some(f)
-        })
-    }
 }
 
 #[cfg(test)]

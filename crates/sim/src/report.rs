@@ -191,7 +191,10 @@ mod latency_tests {
             r.record(i * 100);
             h.record(i * 100).unwrap();
         }
-        assert!(r.histogram.is_none(), "still exact at {EXACT_SAMPLES} samples");
+        assert!(
+            r.histogram.is_none(),
+            "still exact at {EXACT_SAMPLES} samples"
+        );
         // Exact and histogram answers agree to three significant digits.
         let (a, b) = (r.summary(), Latency::from_us(&h));
         for (x, y) in [(a.p50, b.p50), (a.p99, b.p99), (a.max, b.max)] {

@@ -164,6 +164,11 @@ pub fn compile(jobs: &JobFile, capacity_sectors: u64, seed: u64) -> Result<Workl
 
     let mut layout = DiskLayout::default();
     let mut cursor = 0u64; // sector where the next file goes
+                           // Placed files by first sector: (end sector, index). They never overlap, so ordered by
+                           // start they are ordered by end too, and the one placed file that can overlap a new span
+                           // is the last one starting before the span ends. A scan of every file per file made a job
+                           // of a million small files take hours (issue 17).
+    let mut placed: std::collections::BTreeMap<u64, (u64, usize)> = Default::default();
     for n in needs {
         let job = &jobs.jobs[n.job];
         let size = n.size.div_ceil(SECTOR) * SECTOR;
@@ -196,7 +201,12 @@ pub fn compile(jobs: &JobFile, capacity_sectors: u64, seed: u64) -> Result<Workl
                 )
                 .into());
         }
-        if let Some(other) = layout.overlap(start, file.span_sectors(), None) {
+        let other = placed
+            .range(..end)
+            .next_back()
+            .filter(|(_, &(other_end, _))| other_end > start)
+            .map(|(_, &(_, i))| &layout.files[i]);
+        if let Some(other) = other {
             return Err(jobs
                 .error_at(
                     job,
@@ -209,9 +219,21 @@ pub fn compile(jobs: &JobFile, capacity_sectors: u64, seed: u64) -> Result<Workl
                 .into());
         }
         cursor = cursor.max(end);
+        if file.span_sectors() > 0 {
+            placed.insert(start, (end, layout.files.len()));
+        }
         layout.files.push(file);
     }
 
+    // Each file by name, the first of a name winning as `DiskLayout::find` answers; looked up
+    // once per region below, where a scan per lookup was quadratic in the number of files.
+    let by_name: std::collections::HashMap<String, FileId> = layout
+        .files
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, f)| (f.name.clone(), FileId(i)))
+        .collect();
     let mut device: Option<FileId> = None;
     let mut classes: Vec<ClassSpec> = Vec::new();
     let mut issuers = Vec::new();
@@ -266,7 +288,7 @@ pub fn compile(jobs: &JobFile, capacity_sectors: u64, seed: u64) -> Result<Workl
                 _ => files_of[j][clone as usize]
                     .iter()
                     .map(|n| {
-                        let file = layout.find(n).expect("every needed file was placed");
+                        let file = by_name[n.as_str()];
                         if dirs.contains(n) {
                             return Region {
                                 file,

@@ -652,3 +652,25 @@ fn virtual_time_past_2_64_ns_is_an_error_not_a_wrapped_result() {
         assert!(e.to_string().contains("584 years"), "{extra}: {e}");
     }
 }
+
+/// Laying out `nrfiles` files once scanned every placed file per file (and looked each up by
+/// name the same way): `filesize=512 nrfiles=1000000` never finished. Now each placement and
+/// lookup is a tree or hash lookup, and every file is still read once, where it was placed.
+#[test]
+fn many_small_files_are_laid_out_and_read_once_each() {
+    let r = sim(
+        "[a]\nrw=read\nbs=512\nfilesize=512\nnrfiles=200000\ndirect=1\n",
+        "clook",
+        1,
+    );
+    assert_eq!(r.bytes, 200_000 * 512);
+    // Two jobs whose files would overlap are still refused.
+    let e = simulate(
+        &job("[a]\nrw=read\nsize=1m\nantsched_disk_offset=0\n[b]\nrw=read\nsize=1m\nantsched_disk_offset=512k\n"),
+        disk_model("deskstar-34gxp").unwrap(),
+        "clook",
+        1,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("overlaps"), "{e}");
+}
