@@ -671,3 +671,27 @@ proptest! {
         }
     }
 }
+
+/// Valid-looking options that once made a job cost gigabytes or never end (issue 17): each is
+/// refused at its own line, with what would be valid, before anything is allocated or run.
+#[test]
+fn options_that_would_make_a_job_unbounded_are_refused_at_their_line() {
+    // 100 million files of 10 bytes: less than a block each (fio refuses this too).
+    let e = parse_err("[a]\nrw=read\nsize=1g\nnrfiles=100000000\n");
+    assert_error(&e, 4, "nrfiles");
+    assert!(e.to_string().contains("less than one block"), "{e}");
+    // Files of one block each, but more than a million of them.
+    let e = parse_err("[a]\nrw=read\nbs=512\nfilesize=512\nnrfiles=600000\nnumjobs=2\n");
+    assert!(e.to_string().contains("more than 1000000 files"), "{e}");
+    // Two million pieces per request.
+    let e = parse_err("[a]\nrw=read\nsize=4g\nbs=1g\nantsched_split=512\n");
+    assert_error(&e, 5, "antsched_split");
+    assert!(e.to_string().contains("at least 262144"), "{e}");
+    // A flush every nanosecond.
+    let e = parse_err("[a]\nrw=write\nsize=1m\nantsched_writeback_interval=1ns\n");
+    assert_error(&e, 4, "antsched_writeback_interval");
+    // The limits themselves are allowed.
+    parse("[a]\nrw=read\nsize=4g\nbs=1g\nantsched_split=262144\n");
+    parse("[a]\nrw=write\nsize=1m\nantsched_writeback_interval=1ms\n");
+    parse("[a]\nrw=read\nbs=512\nfilesize=512\nnrfiles=1000000\n");
+}

@@ -700,14 +700,82 @@ fn check(job: &Job, origin: &str) -> Result<(), FioError> {
             "plus `size` is beyond 2^64 bytes".into(),
         ));
     }
+    // As fio ("blocksize too large for data set"): a file smaller than one block cannot be
+    // read. Checked here, before a layout of `nrfiles` such files is ever allocated.
+    if let Some(file_size) = job.file_size() {
+        if file_size < job.bs {
+            let option = if job.filesize.is_some() {
+                "filesize"
+            } else {
+                "nrfiles"
+            };
+            return Err(conflict(
+                option,
+                format!(
+                    "leaves each of the {} files {file_size} bytes, less than one block                      (bs={}); give fewer files, a larger size, or a smaller bs",
+                    job.nrfiles, job.bs
+                ),
+            ));
+        }
+    }
+    // Each piece is a request the scheduler holds and SPTF scans at every decision; a 1 GiB
+    // read cut into 512-byte pieces made two million of them per read.
+    let pieces = job.bs.div_ceil(job.split.max(1));
+    if pieces > MAX_PIECES {
+        return Err(conflict(
+            "antsched_split",
+            format!(
+                "cuts each {}-byte request into {pieces} pieces; at most {MAX_PIECES} are                  allowed: make antsched_split at least {}",
+                job.bs,
+                job.bs.div_ceil(MAX_PIECES).next_multiple_of(512)
+            ),
+        ));
+    }
+    // Write-back every nanosecond schedules a flush per nanosecond of a run that lasts
+    // seconds: no run ends. Linux's own period (dirty_writeback_centisecs) has a unit of 10 ms.
+    if job.writeback_interval_ns < MIN_WRITEBACK_INTERVAL_NS {
+        return Err(conflict(
+            "antsched_writeback_interval",
+            format!(
+                "is {} ns; write-back runs at most every millisecond: give 1ms or more",
+                job.writeback_interval_ns
+            ),
+        ));
+    }
     Ok(())
 }
+
+/// The most pieces `antsched_split` may cut one request into.
+pub const MAX_PIECES: u64 = 4096;
+
+/// The shortest `antsched_writeback_interval`: 1 ms.
+pub const MIN_WRITEBACK_INTERVAL_NS: u64 = 1_000_000;
+
+/// The most files one job file may lay out (`nrfiles` times `numjobs`, over every job). A
+/// million files take about 330 MB to lay out and simulate; past that a job file could ask
+/// for gigabytes before its first request.
+pub const MAX_FILES: u64 = 1_000_000;
 
 /// Rules across jobs: one weight per cgroup, one placement per file.
 pub(crate) fn check_across(jobs: &[Job], origin: &str) -> Result<(), FioError> {
     let mut weights: BTreeMap<&str, (&Job, u32)> = BTreeMap::new();
     let mut placements: BTreeMap<&str, &Job> = BTreeMap::new();
+    let mut files = 0u64;
     for job in jobs {
+        files = files.saturating_add(u64::from(job.nrfiles) * u64::from(job.numjobs));
+        if files > MAX_FILES {
+            return Err(FioError::new(
+                origin,
+                job.line_or_header("nrfiles"),
+                ErrorKind::Conflict {
+                    job: job.section.clone(),
+                    option: "nrfiles".into(),
+                    reason: format!(
+                        "brings the job file to more than {MAX_FILES} files (nrfiles times                          numjobs, over every job); give fewer"
+                    ),
+                },
+            ));
+        }
         if let (Some(cgroup), Some(weight)) = (&job.cgroup, job.cgroup_weight) {
             match weights.get(cgroup.as_str()) {
                 Some(&(first, first_weight)) if first_weight != weight => {
