@@ -31,10 +31,12 @@ pub struct Args {
     #[arg(long, value_name = "CURVE.json")]
     out: Option<PathBuf>,
     /// Reads per distance (the simulator's calibrated estimator uses 40).
-    #[arg(long, default_value_t = CalibrateOptions::default().pairs)]
+    #[arg(long, default_value_t = CalibrateOptions::default().pairs,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pairs: u32,
     /// Distances per factor of ten.
-    #[arg(long, default_value_t = CalibrateOptions::default().per_decade)]
+    #[arg(long, default_value_t = CalibrateOptions::default().per_decade,
+          value_parser = clap::value_parser!(u32).range(1..=1_000))]
     per_decade: u32,
     /// Seed of the plan (places, order, pauses).
     #[arg(long, default_value_t = CalibrateOptions::default().seed)]
@@ -46,8 +48,18 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
-    if a.pairs == 0 || a.per_decade == 0 {
-        bail!("--pairs and --per-decade take a whole number above 0");
+    // Every read of the plan is held and timed: bound it before building it (a
+    // `--per-decade 4294967295` once asked for billions). About 10 decades of distances.
+    const MAX_READS_PER_DECADE: u32 = 100_000;
+    if a.pairs * a.per_decade > MAX_READS_PER_DECADE {
+        bail!(
+            "--pairs {} times --per-decade {} is {} reads per factor of ten of distance; at \
+             most {MAX_READS_PER_DECADE} are allowed (the defaults take {})",
+            a.pairs,
+            a.per_decade,
+            a.pairs * a.per_decade,
+            CalibrateOptions::default().pairs * CalibrateOptions::default().per_decade
+        );
     }
     if let Some(out) = &a.out {
         crate::output::check_writable(out)?;

@@ -339,3 +339,23 @@ fn control_characters_in_bad_input_are_escaped_in_errors() {
     assert!(!err.contains('\x1b'), "{err:?}");
     assert!(err.contains("\\u{1b}[2Jread"), "{err}");
 }
+
+/// `calibrate --per-decade 4294967295` once planned billions of reads before its first one.
+#[test]
+fn calibration_plans_are_bounded_before_they_are_built() {
+    let err = failing(
+        bin()
+            .args(["calibrate", "--emulate", "deskstar-34gxp"])
+            .args(["--per-decade", "4294967295"]),
+    );
+    assert!(
+        err.contains("--per-decade") && err.contains("1..=1000"),
+        "{err}"
+    );
+    let err = failing(
+        bin()
+            .args(["calibrate", "--emulate", "deskstar-34gxp"])
+            .args(["--per-decade", "1000", "--pairs", "1000"]),
+    );
+    assert!(err.contains("at most 100000"), "{err}");
+}
