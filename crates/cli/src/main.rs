@@ -11,6 +11,7 @@ mod plots;
 mod progress;
 mod run;
 mod schedulers;
+mod signals;
 mod sim;
 
 use std::process::ExitCode;

@@ -1,6 +1,7 @@
 //! `antsched run JOB.fio --backend emulated:NAME --dir DIR`: the job file in real time.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use antsched_core::{registry, spec::parse_duration, Spec};
 use antsched_io::job::{self, RealRun, RunOptions};
@@ -9,6 +10,7 @@ use antsched_sim::{disk_model, fio::JobFile, simulate};
 use anyhow::{bail, Context};
 
 use crate::progress::Progress;
+use crate::signals;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -84,12 +86,50 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         realtime: !a.no_realtime,
         ..RunOptions::default()
     };
+    // Ctrl-C (or SIGTERM) during a long comparison keeps what finished: the signal thread
+    // prints the finished schedulers' rows, writes their JSON, and ends with the signal's
+    // status. The run in progress is abandoned; its files in --dir stay, as after any run.
+    let signals = signals::block();
+    let finished: Arc<Mutex<Vec<RealRun>>> = Arc::default();
+    {
+        let finished = finished.clone();
+        let json = a.json.clone();
+        std::thread::Builder::new()
+            .name("antsched-signals".into())
+            .spawn(move || {
+                let sig = signals::wait(&signals);
+                let runs = finished.lock().unwrap_or_else(|e| e.into_inner());
+                if runs.is_empty() {
+                    eprintln!("antsched: interrupted before any scheduler finished");
+                } else {
+                    eprintln!(
+                        "antsched: interrupted; the {} scheduler(s) that finished:",
+                        runs.len()
+                    );
+                    print!("{}", table(&runs));
+                    if let Some(path) = &json {
+                        let v = serde_json::json!({ "runs": *runs, "interrupted": true });
+                        let written = serde_json::to_string_pretty(&v)
+                            .map_err(anyhow::Error::from)
+                            .and_then(|t| crate::output::write_atomically(path, t.as_bytes()));
+                        if let Err(e) = written {
+                            eprintln!("antsched: {e}");
+                        }
+                    }
+                }
+                std::process::exit(128 + sig);
+            })?;
+    }
     let progress = Progress::new(a.schedulers.len() as u64, "running");
     let mut runs: Vec<RealRun> = Vec::new();
     let mut sims = Vec::new();
     for s in &a.schedulers {
         let r = job::run(&jobs, &prep, model.clone_box(), s, &opts)
             .with_context(|| format!("scheduler {s}"))?;
+        finished
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(r.clone());
         runs.push(r);
         if a.compare_sim {
             sims.push(

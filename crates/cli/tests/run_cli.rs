@@ -302,3 +302,57 @@ fn calibrate_measures_an_emulated_disk_and_a_real_file() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Ctrl-C during a comparison once exited 130 with nothing, even after earlier schedulers had
+/// finished. Now the finished rows are printed and their JSON written, marked interrupted.
+#[test]
+fn an_interrupted_run_reports_the_schedulers_that_finished() {
+    use std::io::{BufRead, BufReader};
+    if !io_uring_or_skip("an_interrupted_run_reports") {
+        return;
+    }
+    let d = scratch("interrupt");
+    let job = d.join("job.fio");
+    std::fs::write(&job, "[a]\nrw=read\nbs=64k\nsize=8m\nfilename=a.dat\n").unwrap();
+    let json = d.join("out.json");
+    let mut cmd = bin();
+    cmd.args([
+        "run",
+        job.to_str().unwrap(),
+        "--backend",
+        "emulated:deskstar-34gxp",
+    ])
+    .arg("--dir")
+    .arg(d.join("files"))
+    .args(["--runtime", "300ms", "--json"])
+    .arg(&json);
+    for _ in 0..20 {
+        cmd.args(["--scheduler", "noop"]);
+    }
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The job's files are made first; the twenty 300 ms runs take six seconds after that.
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    assert!(line.contains("created"), "{line}");
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    assert_eq!(out.status.code(), Some(130), "{rest}");
+    assert!(rest.contains("interrupted"), "{rest}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let n = v["runs"].as_array().unwrap().len();
+    assert!((1..20).contains(&n), "{n} runs finished of 20 in 3 s");
+    assert_eq!(v["interrupted"], true);
+    assert_eq!(stdout.matches("noop").count(), n, "{stdout}");
+    let _ = std::fs::remove_dir_all(&d);
+}
