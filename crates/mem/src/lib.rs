@@ -37,4 +37,5 @@ pub mod replacement;
 pub mod severity;
 pub mod sim;
 
+pub use nice::{MemNice, PriorityClass};
 pub use severity::{SeverityConfig, Tier};
