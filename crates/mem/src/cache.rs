@@ -1,1 +1,516 @@
-//! TODO
+//! A reusable adaptive cache policy (sections 4.7 and 6.2.3).
+//!
+//! An application cache whose entries can be regenerated (query results, decoded images,
+//! rendered pages) keeps, per entry, what the cost rule needs: the cost of freeing it, the
+//! cost of regenerating it, the probability it is used again, and when it was last used.
+//! On each notification the policy releases entries whose amortized cost (Eq. 4.3) is below
+//! the paging cost at the severity the application is told (Eq. 4.2), cheapest first, a few
+//! MB per round; then the driver re-checks S before the next round, because releasing too much
+//! at once cost the thesis's database up to 47% (section 6.2.6, lesson 1). While S is below
+//! S_max the cache does not grow past what it holds (new entries replace the cheapest); when S
+//! returns to S_max it may grow again.
+//!
+//! The policy holds no memory itself: it tracks keys and sizes and tells the application which
+//! keys to drop. The same type with a fixed limit and no notifications is a conventional
+//! cache, so the experiments compare replacement orders on equal terms (section 6.2.6,
+//! lesson 2: least amortized cost first beat LRU by about 20%).
+
+use std::hash::Hash;
+
+use antsched_core::Nanos;
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+
+use crate::cost::{ChunkCost, PagingCost};
+
+/// Which entry goes first when the cache must shrink (section 6.2.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReleaseOrder {
+    /// Least recently used first.
+    Lru,
+    /// Among the [`LOOKAHEAD`] least recently used, the cheapest to regenerate first: LRU that
+    /// spares an expensive result that happens to be old.
+    LruLookahead,
+    /// Least amortized cost (Eq. 4.3) first: the thesis's policy.
+    LeastAmortizedCost,
+}
+
+/// How far LRU with look-ahead looks.
+pub const LOOKAHEAD: usize = 16;
+
+/// What an entry costs, as the application knows it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EntryCost {
+    pub free_cost_s: f64,
+    pub regen_cost_s: f64,
+    pub reuse_p: f64,
+}
+
+/// The policy's settings.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CacheConfig {
+    /// At most this much is released per round before S is checked again: "a few MB" (4 MiB).
+    pub round_bytes: u64,
+    pub order: ReleaseOrder,
+    /// A fixed capacity (a conventional cache), or none: the cache is bounded only by the
+    /// severity.
+    pub max_bytes: Option<u64>,
+    /// Whether the cache follows notifications at all.
+    pub adaptive: bool,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        Self {
+            round_bytes: 4 << 20,
+            order: ReleaseOrder::LeastAmortizedCost,
+            max_bytes: None,
+            adaptive: true,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Entry<K> {
+    key: K,
+    bytes: u64,
+    cost: EntryCost,
+    last_access: Nanos,
+    hits: u64,
+}
+
+impl<K> Entry<K> {
+    fn chunk(&self) -> ChunkCost {
+        ChunkCost {
+            free_cost_s: self.cost.free_cost_s,
+            regen_cost_s: self.cost.regen_cost_s,
+            reuse_p: self.cost.reuse_p,
+            last_access: self.last_access,
+        }
+    }
+}
+
+/// What one release round did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Round<K> {
+    /// The keys to drop, in the order they were chosen.
+    pub released: Vec<K>,
+    pub bytes: u64,
+    /// More entries were cheaper than paging than one round may release: run another round
+    /// once S has been checked again.
+    pub more: bool,
+}
+
+/// The adaptive cache policy over keys `K`.
+#[derive(Clone, Debug)]
+pub struct AdaptiveCache<K> {
+    config: CacheConfig,
+    index: FxHashMap<K, u32>,
+    slots: Vec<Option<Entry<K>>>,
+    free_slots: Vec<u32>,
+    /// Least recently used first: (last access, insertion sequence) to slot.
+    lru: std::collections::BTreeMap<(Nanos, u64), u32>,
+    seq: Vec<u64>,
+    next_seq: u64,
+    bytes: u64,
+    /// The size the cache holds to while S is below S_max, set by the last release round.
+    pressure_limit: Option<u64>,
+    /// The cheapest entries of the last scan, dearest first (popped from the end), with the
+    /// sequence and last access they had then.
+    batch: Vec<(u32, u64, Nanos)>,
+    batch_at: Nanos,
+}
+
+impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
+    pub fn new(config: CacheConfig) -> Self {
+        Self {
+            config,
+            index: FxHashMap::default(),
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            lru: Default::default(),
+            seq: Vec::new(),
+            next_seq: 0,
+            bytes: 0,
+            pressure_limit: None,
+            batch: Vec::new(),
+            batch_at: 0,
+        }
+    }
+
+    pub fn config(&self) -> &CacheConfig {
+        &self.config
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    /// The size the cache may not pass now: the fixed capacity, or while under pressure the
+    /// size the last round left.
+    pub fn limit(&self) -> Option<u64> {
+        match (self.config.max_bytes, self.pressure_limit) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// A lookup: a hit refreshes the entry's last access.
+    pub fn get(&mut self, key: &K, now: Nanos) -> bool {
+        let Some(&slot) = self.index.get(key) else {
+            return false;
+        };
+        self.touch(slot, now);
+        true
+    }
+
+    pub fn contains(&self, key: &K) -> bool {
+        self.index.contains_key(key)
+    }
+
+    fn touch(&mut self, slot: u32, now: Nanos) {
+        let e = self.slots[slot as usize].as_mut().expect("indexed slot");
+        let old = (e.last_access, self.seq[slot as usize]);
+        e.last_access = now.max(e.last_access);
+        e.hits += 1;
+        let new = (e.last_access, old.1);
+        self.lru.remove(&old);
+        self.lru.insert(new, slot);
+    }
+
+    /// Whether an entry of `bytes` may be cached at all (it is not larger than the limit).
+    pub fn admits(&self, bytes: u64) -> bool {
+        self.limit().is_none_or(|l| bytes <= l)
+    }
+
+    /// The keys to drop so that `bytes` more fit under the limit, chosen in the release order;
+    /// they are removed from the policy. Empty when there is room (or no limit).
+    pub fn evict_for(&mut self, bytes: u64, now: Nanos) -> Vec<K> {
+        let mut out = Vec::new();
+        let Some(limit) = self.limit() else {
+            return out;
+        };
+        while self.bytes + bytes > limit && !self.is_empty() {
+            let Some(slot) = self.victim(now) else { break };
+            out.push(self.remove_slot(slot));
+        }
+        out
+    }
+
+    /// Adds an entry (after [`evict_for`](Self::evict_for)); replaces an entry of the same key.
+    pub fn insert(&mut self, key: K, bytes: u64, cost: EntryCost, now: Nanos) {
+        if let Some(&slot) = self.index.get(&key) {
+            self.remove_slot(slot);
+        }
+        let slot = self.free_slots.pop().unwrap_or_else(|| {
+            self.slots.push(None);
+            self.seq.push(0);
+            (self.slots.len() - 1) as u32
+        });
+        self.slots[slot as usize] = Some(Entry {
+            key: key.clone(),
+            bytes,
+            cost,
+            last_access: now,
+            hits: 0,
+        });
+        self.seq[slot as usize] = self.next_seq;
+        self.lru.insert((now, self.next_seq), slot);
+        self.next_seq += 1;
+        self.index.insert(key, slot);
+        self.bytes += bytes;
+    }
+
+    /// Drops an entry the application removed on its own.
+    pub fn remove(&mut self, key: &K) -> bool {
+        match self.index.get(key) {
+            Some(&slot) => {
+                self.remove_slot(slot);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn remove_slot(&mut self, slot: u32) -> K {
+        let e = self.slots[slot as usize].take().expect("indexed slot");
+        self.lru.remove(&(e.last_access, self.seq[slot as usize]));
+        self.index.remove(&e.key);
+        self.free_slots.push(slot);
+        self.bytes -= e.bytes;
+        e.key
+    }
+
+    /// Which entry of an LRU window goes: the first (LRU) or the cheapest to regenerate.
+    fn pick(&self, window: &[u32]) -> Option<usize> {
+        if self.config.order == ReleaseOrder::Lru {
+            return (!window.is_empty()).then_some(0);
+        }
+        (0..window.len()).min_by(|&a, &b| {
+            let ca = self.entry(window[a]).cost.regen_cost_s;
+            let cb = self.entry(window[b]).cost.regen_cost_s;
+            ca.total_cmp(&cb)
+        })
+    }
+
+    /// The next entry to go, in the release order.
+    fn victim(&mut self, now: Nanos) -> Option<u32> {
+        match self.config.order {
+            ReleaseOrder::Lru | ReleaseOrder::LruLookahead => {
+                let window: Vec<u32> = self.lru.values().take(LOOKAHEAD).copied().collect();
+                self.pick(&window).map(|i| window[i])
+            }
+            ReleaseOrder::LeastAmortizedCost => {
+                // A full scan per eviction would make a full cache quadratic; take the
+                // cheapest 1/64 in one scan and use them while they are still what they were
+                // (same entry, not touched since) and the batch is under a second old.
+                // Costs fall only as entries age, so a second-old order is close.
+                while let Some((slot, seq, last)) = self.batch.pop() {
+                    let live = self.slots[slot as usize]
+                        .as_ref()
+                        .is_some_and(|e| e.last_access == last && self.seq[slot as usize] == seq);
+                    if live && now < self.batch_at.saturating_add(1_000_000_000) {
+                        return Some(slot);
+                    }
+                }
+                let k = (self.len() / 64).max(32);
+                let batch = self.cheapest(now, k);
+                self.batch = batch
+                    .iter()
+                    .rev()
+                    .map(|&(_, s)| (s, self.seq[s as usize], self.entry(s).last_access))
+                    .collect();
+                self.batch_at = now;
+                self.batch.pop().map(|(s, _, _)| s)
+            }
+        }
+    }
+
+    fn entry(&self, slot: u32) -> &Entry<K> {
+        self.slots[slot as usize].as_ref().expect("indexed slot")
+    }
+
+    /// The `k` entries of least amortized cost, cheapest first.
+    fn cheapest(&self, now: Nanos, k: usize) -> Vec<(f64, u32)> {
+        let mut all: Vec<(f64, u32)> = self
+            .index
+            .values()
+            .map(|&s| (self.entry(s).chunk().amortized(now), s))
+            .collect();
+        let k = k.min(all.len());
+        if k == 0 {
+            return Vec::new();
+        }
+        if k < all.len() {
+            all.select_nth_unstable_by(k - 1, |a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            all.truncate(k);
+        }
+        all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        all
+    }
+
+    /// One release round at the severity this application is told (section 6.2.3): release,
+    /// in the release order, entries whose amortized cost is below the paging cost, until
+    /// `round_bytes` are released; then hold the size while S < S_max, or lift the hold when S
+    /// is back at S_max (grow back).
+    pub fn release_round(
+        &mut self,
+        severity_s: f64,
+        s_max: f64,
+        paging: &PagingCost,
+        now: Nanos,
+    ) -> Round<K> {
+        let mut round = Round {
+            released: Vec::new(),
+            bytes: 0,
+            more: false,
+        };
+        if !self.config.adaptive {
+            return round;
+        }
+        if severity_s >= s_max {
+            self.pressure_limit = None;
+            return round;
+        }
+        let threshold = paging.amortized(severity_s);
+        // The candidates in order. For the cost order that is every entry cheaper than
+        // paging, cheapest first; for the LRU orders the oldest, as long as they are cheaper.
+        let candidates: Vec<u32> = match self.config.order {
+            ReleaseOrder::LeastAmortizedCost => self
+                .cheapest(now, self.len())
+                .into_iter()
+                .take_while(|&(c, _)| c < threshold)
+                .map(|(_, s)| s)
+                .collect(),
+            ReleaseOrder::Lru | ReleaseOrder::LruLookahead => {
+                let look = if self.config.order == ReleaseOrder::Lru {
+                    1
+                } else {
+                    LOOKAHEAD
+                };
+                let mut lru = self.lru.values().copied();
+                let mut window: Vec<u32> = Vec::with_capacity(look);
+                let mut chosen = Vec::new();
+                let mut bytes = 0;
+                loop {
+                    window.extend(lru.by_ref().take(look - window.len()));
+                    let Some(i) = self.pick(&window) else { break };
+                    let slot = window.remove(i);
+                    if self.entry(slot).chunk().amortized(now) >= threshold {
+                        break;
+                    }
+                    bytes += self.entry(slot).bytes;
+                    chosen.push(slot);
+                    if bytes > self.config.round_bytes {
+                        break;
+                    }
+                }
+                chosen
+            }
+        };
+        for slot in candidates {
+            let bytes = self.entry(slot).bytes;
+            if round.bytes + bytes > self.config.round_bytes {
+                // Never more than asked: a round that cannot take this entry whole stops
+                // here and says there is more.
+                round.more = true;
+                break;
+            }
+            round.bytes += bytes;
+            round.released.push(self.remove_slot(slot));
+        }
+        self.pressure_limit = Some(self.bytes);
+        round
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const S: Nanos = 1_000_000_000;
+    const PAGING: PagingCost = PagingCost {
+        disk_service_s: 0.01,
+        disk_queue: 1.0,
+    };
+
+    fn cost(regen: f64) -> EntryCost {
+        EntryCost {
+            free_cost_s: 0.0,
+            regen_cost_s: regen,
+            reuse_p: 1.0,
+        }
+    }
+
+    /// Section 6.2.3: a round releases what is cheaper than paging, cheapest first, keeps what
+    /// is dearer, and holds the size while S < S_max; S back at S_max lifts the hold.
+    #[test]
+    fn section_6_2_3_a_round_releases_cheap_entries_first_and_holds_the_size() {
+        let mut c = AdaptiveCache::new(CacheConfig::default());
+        c.insert("old-cheap", 4096, cost(0.001), 0);
+        c.insert("old-dear", 4096, cost(10.0), 0);
+        c.insert("new-cheap", 4096, cost(0.001), 999 * S);
+        let r = c.release_round(512.0, 3600.0, &PAGING, 1000 * S);
+        assert_eq!(r.released, vec!["old-cheap"]);
+        assert!(!r.more);
+        assert_eq!(c.limit(), Some(8192));
+        // Under the hold a new entry replaces the cheapest one.
+        assert_eq!(c.evict_for(4096, 1000 * S), vec!["new-cheap"]);
+        c.insert("newer", 4096, cost(0.001), 1000 * S);
+        assert_eq!(c.bytes(), 8192);
+        // Back at S_max: nothing released, the hold is lifted.
+        let r = c.release_round(3600.0, 3600.0, &PAGING, 1001 * S);
+        assert!(r.released.is_empty());
+        assert_eq!(c.limit(), None);
+        assert!(c.evict_for(1 << 30, 1001 * S).is_empty());
+    }
+
+    /// Section 6.2.6, lesson 1: a few MB per round, then S is checked again.
+    #[test]
+    fn section_6_2_6_a_round_releases_at_most_round_bytes() {
+        let mut c = AdaptiveCache::new(CacheConfig {
+            round_bytes: 10 * 4096,
+            ..Default::default()
+        });
+        for i in 0..100 {
+            c.insert(i, 4096, cost(1e-6), 0);
+        }
+        let r = c.release_round(100.0, 3600.0, &PAGING, 100 * S);
+        assert_eq!(r.bytes, 10 * 4096);
+        assert!(r.more);
+        assert_eq!(c.len(), 90);
+    }
+
+    /// Section 6.2.6, lesson 2: the three orders pick different victims.
+    #[test]
+    fn section_6_2_6_release_orders() {
+        let fill = |order| {
+            let mut c = AdaptiveCache::new(CacheConfig {
+                order,
+                max_bytes: Some(3 * 4096),
+                ..Default::default()
+            });
+            c.insert("oldest-dear", 4096, cost(1.0), 0);
+            c.insert("old-cheap", 4096, cost(0.001), S);
+            c.insert("new-mid", 4096, cost(0.01), 500 * S);
+            c.evict_for(4096, 1000 * S)
+        };
+        assert_eq!(fill(ReleaseOrder::Lru), vec!["oldest-dear"]);
+        assert_eq!(fill(ReleaseOrder::LruLookahead), vec!["old-cheap"]);
+        assert_eq!(fill(ReleaseOrder::LeastAmortizedCost), vec!["old-cheap"]);
+    }
+
+    #[test]
+    fn hits_refresh_and_a_fixed_cache_ignores_notifications() {
+        let mut c = AdaptiveCache::new(CacheConfig {
+            adaptive: false,
+            max_bytes: Some(2 * 4096),
+            order: ReleaseOrder::Lru,
+            ..Default::default()
+        });
+        c.insert(1, 4096, cost(1e-6), 0);
+        c.insert(2, 4096, cost(1e-6), S);
+        assert!(c.get(&1, 2 * S));
+        assert!(!c.get(&3, 2 * S));
+        assert_eq!(c.evict_for(4096, 3 * S), vec![2]);
+        assert!(c
+            .release_round(1.0, 3600.0, &PAGING, 4 * S)
+            .released
+            .is_empty());
+        assert!(!c.admits(3 * 4096));
+    }
+
+    proptest! {
+        /// A released cache never frees more than a round allows, and its byte count is the
+        /// sum of what it holds.
+        #[test]
+        fn a_round_never_frees_more_than_asked(
+            sizes in proptest::collection::vec((1u64..20_000, 0.0f64..0.1, 0u64..1000), 1..200),
+            round in 1u64..200_000, severity in 1.0f64..3600.0, order in 0..3u8,
+        ) {
+            let order = [ReleaseOrder::Lru, ReleaseOrder::LruLookahead, ReleaseOrder::LeastAmortizedCost][order as usize];
+            let mut c = AdaptiveCache::new(CacheConfig { round_bytes: round, order, ..Default::default() });
+            let mut total = 0;
+            for (i, &(b, regen, t)) in sizes.iter().enumerate() {
+                c.insert(i, b, cost(regen), t * S);
+                total += b;
+            }
+            let r = c.release_round(severity, 3600.0, &PAGING, 2000 * S);
+            prop_assert!(r.bytes <= round);
+            prop_assert_eq!(c.bytes() + r.bytes, total);
+            prop_assert_eq!(r.released.len() + c.len(), sizes.len());
+            for k in &r.released { prop_assert!(!c.contains(k)); }
+        }
+    }
+}

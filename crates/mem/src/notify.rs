@@ -1,1 +1,142 @@
-//! TODO
+//! Who is told, and when (section 4.6, SIGMEM).
+//!
+//! A subscriber is notified when the severity it sees has doubled or halved since it was
+//! last told, and every second while the severity is below S_max, so that periodic actions
+//! (a cache trimming a few MB per round, a collector waiting for S to fall under ten minutes)
+//! keep running while there is pressure. Doubling and halving, not every change, because S
+//! moves continuously and an application's decisions only change when it moves by a factor:
+//! the cost rule compares against costs that differ by orders of magnitude.
+
+use antsched_core::Nanos;
+use serde::{Deserialize, Serialize};
+
+/// The period of the repeat while S < S_max (section 4.6).
+pub const REPEAT: Nanos = 1_000_000_000;
+
+/// Why a notification was sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    Halved,
+    Doubled,
+    Repeat,
+}
+
+/// One notification: the severity the subscriber sees, and why it was told now.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Notification {
+    pub severity_s: f64,
+    pub reason: Reason,
+    pub time: Nanos,
+}
+
+/// The notification state of one subscriber.
+#[derive(Clone, Debug)]
+pub struct Notifier {
+    s_max: f64,
+    /// The severity it was last told (S_max before the first notification: a process starts
+    /// out believing there is no pressure).
+    told: f64,
+    told_at: Option<Nanos>,
+    /// The severity it sees now.
+    current: f64,
+}
+
+impl Notifier {
+    pub fn new(s_max: f64) -> Self {
+        Self {
+            s_max,
+            told: s_max,
+            told_at: None,
+            current: s_max,
+        }
+    }
+
+    /// The severity the subscriber was last told.
+    pub fn told(&self) -> f64 {
+        self.told
+    }
+
+    /// A new value of the severity this subscriber sees. Returns the notification to deliver,
+    /// if the rule says one is due.
+    pub fn observe(&mut self, severity_s: f64, now: Nanos) -> Option<Notification> {
+        self.current = severity_s;
+        let reason = if severity_s <= self.told / 2.0 {
+            Reason::Halved
+        } else if severity_s >= self.told * 2.0 {
+            Reason::Doubled
+        } else if severity_s < self.s_max && self.repeat_due(now) {
+            Reason::Repeat
+        } else {
+            return None;
+        };
+        self.told = severity_s;
+        self.told_at = Some(now);
+        Some(Notification {
+            severity_s,
+            reason,
+            time: now,
+        })
+    }
+
+    fn repeat_due(&self, now: Nanos) -> bool {
+        match self.told_at {
+            None => true,
+            Some(t) => now >= t.saturating_add(REPEAT),
+        }
+    }
+
+    /// When the 1 s repeat is next due, if the severity is below S_max; the driver calls
+    /// [`observe`](Self::observe) then even if nothing changed.
+    pub fn poll_timeout(&self) -> Option<Nanos> {
+        if self.current < self.s_max {
+            Some(self.told_at.map_or(0, |t| t.saturating_add(REPEAT)))
+        } else {
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Nanos = 1_000_000;
+
+    /// Section 4.6: told on halving and on doubling since the last notification, not on
+    /// smaller moves.
+    #[test]
+    fn section_4_6_doubling_and_halving_notify() {
+        let mut n = Notifier::new(3600.0);
+        assert_eq!(n.observe(3600.0, 0), None);
+        assert_eq!(n.observe(2000.0, 10 * MS).unwrap().reason, Reason::Repeat);
+        // Within a factor of two of 2000 and within the second: nothing.
+        assert_eq!(n.observe(1100.0, 20 * MS), None);
+        let h = n.observe(1000.0, 30 * MS).unwrap();
+        assert_eq!((h.reason, h.severity_s), (Reason::Halved, 1000.0));
+        assert_eq!(n.observe(1900.0, 40 * MS), None);
+        assert_eq!(n.observe(2000.0, 50 * MS).unwrap().reason, Reason::Doubled);
+        // A fall by a factor of eight is one notification, not three.
+        assert_eq!(n.observe(250.0, 60 * MS).unwrap().reason, Reason::Halved);
+        assert_eq!(n.told(), 250.0);
+    }
+
+    /// Section 4.6: every second while S < S_max, and never at S_max.
+    #[test]
+    fn section_4_6_repeats_every_second_below_s_max() {
+        let mut n = Notifier::new(3600.0);
+        assert_eq!(n.poll_timeout(), None);
+        n.observe(500.0, 0).unwrap();
+        assert_eq!(n.poll_timeout(), Some(1000 * MS));
+        assert_eq!(n.observe(500.0, 999 * MS), None);
+        assert_eq!(n.observe(500.0, 1000 * MS).unwrap().reason, Reason::Repeat);
+        assert_eq!(n.observe(520.0, 2000 * MS).unwrap().reason, Reason::Repeat);
+        // Back to S_max: a doubling is told once, then silence.
+        assert_eq!(
+            n.observe(3600.0, 2100 * MS).unwrap().reason,
+            Reason::Doubled
+        );
+        assert_eq!(n.poll_timeout(), None);
+        assert_eq!(n.observe(3600.0, 9000 * MS), None);
+    }
+}
