@@ -4,6 +4,7 @@
 mod calibrate;
 mod disk;
 mod disks;
+mod mem;
 mod mount;
 mod output;
 mod paper;
@@ -47,6 +48,8 @@ enum Command {
     Calibrate(calibrate::Args),
     /// Mount a directory through FUSE on an emulated disk, scheduled per process.
     Mount(mount::Args),
+    /// The memory half: adaptive memory management (simulate a scenario).
+    Mem(mem::Args),
 }
 
 fn main() -> ExitCode {
@@ -102,5 +105,6 @@ fn run(command: Command) -> anyhow::Result<()> {
         Command::Run(a) => run::run(a),
         Command::Calibrate(a) => calibrate::run(a),
         Command::Mount(a) => mount::run(a),
+        Command::Mem(a) => mem::run(a),
     }
 }

@@ -207,6 +207,17 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
         out
     }
 
+    /// Drops entries in the release order until the cache holds at most `target` bytes (a
+    /// baseline's trim); they are removed from the policy.
+    pub fn evict_to(&mut self, target: u64, now: Nanos) -> Vec<K> {
+        let mut out = Vec::new();
+        while self.bytes > target && !self.is_empty() {
+            let Some(slot) = self.victim(now) else { break };
+            out.push(self.remove_slot(slot));
+        }
+        out
+    }
+
     /// Adds an entry (after [`evict_for`](Self::evict_for)); replaces an entry of the same key.
     pub fn insert(&mut self, key: K, bytes: u64, cost: EntryCost, now: Nanos) {
         if let Some(&slot) = self.index.get(&key) {

@@ -1,0 +1,139 @@
+//! `antsched mem`: the memory half. `antsched mem simulate SCENARIO.toml` runs a user's
+//! scenario on the memory simulator and prints its processes' runtimes and footprints, with
+//! the time series as JSON and plots.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use antsched_mem::sim::{self, MemReport};
+
+use crate::plots::{Lines, Plot};
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: MemCommand,
+}
+
+#[derive(clap::Subcommand)]
+enum MemCommand {
+    /// Simulate a scenario (machine, processes, policy) on virtual time.
+    Simulate(SimulateArgs),
+}
+
+#[derive(clap::Args)]
+struct SimulateArgs {
+    /// The scenario, in TOML (see docs/memory.md).
+    scenario: PathBuf,
+    /// Write the run as JSON (`{"runs": [...]}`) to FILE.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Seed of every random choice.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Write plots (S over time, memory per process) to DIR.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    match a.command {
+        MemCommand::Simulate(a) => simulate(a),
+    }
+}
+
+fn simulate(a: SimulateArgs) -> anyhow::Result<()> {
+    let origin = a.scenario.display().to_string();
+    let text = std::fs::read_to_string(&a.scenario)
+        .with_context(|| format!("cannot read {origin}"))?;
+    let scenario = sim::parse_scenario(&text, &origin)?;
+    if let Some(path) = &a.json {
+        crate::output::check_writable(path)?;
+    }
+    if let Some(dir) = &a.out {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        crate::output::check_writable(&dir.join("memory.svg"))?;
+    }
+    let report = sim::simulate(&scenario, a.seed).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+    print!("{}", table(&report));
+    if let Some(path) = &a.json {
+        let json = serde_json::json!({ "runs": [report] });
+        crate::output::write_atomically(path, serde_json::to_string_pretty(&json)?.as_bytes())?;
+    }
+    if let Some(dir) = &a.out {
+        plot(&report, dir)?;
+    }
+    Ok(())
+}
+
+/// One line per process, then the run's totals.
+pub fn table(r: &MemReport) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "policy {}, scheduler {} on {}: {:.1} s simulated",
+        r.policy, r.scheduler, r.disk, r.duration_s
+    );
+    let _ = writeln!(
+        s,
+        "{:<16} {:>6} {:>11} {:>9} {:>9} {:>8} {:>9}",
+        "process", "nice", "runtime_s", "resident", "peak_mb", "hit_rate", "faults"
+    );
+    for p in &r.processes {
+        let _ = writeln!(
+            s,
+            "{:<16} {:>6.1} {:>11} {:>9.1} {:>9.1} {:>8} {:>9}",
+            p.name,
+            p.nice,
+            p.runtime_s.map_or("never".to_string(), |t| format!("{t:.1}")),
+            p.resident_mb,
+            p.peak_mb,
+            p.hit_rate.map_or("-".to_string(), |h| format!("{:.1}%", h * 100.0)),
+            p.faults
+        );
+    }
+    let _ = writeln!(
+        s,
+        "pages read back {}, page-outs {}, data reads {}, notifications {}, disk queue max {}",
+        r.pages_read_back, r.page_outs, r.data_reads, r.notifications, r.max_disk_queue
+    );
+    let _ = writeln!(
+        s,
+        "simulator: {} page references in {:.2} s ({:.0} per second)",
+        r.sim.page_refs, r.sim.wall_s, r.sim.page_refs_per_s
+    );
+    s
+}
+
+/// S over time, and each process's memory over time.
+pub fn plot(r: &MemReport, dir: &Path) -> anyhow::Result<()> {
+    let t = |f: &dyn Fn(&sim::Sample) -> f64| -> Vec<(f64, f64)> {
+        r.severity.iter().map(|x| (x.time_s, f(x))).collect()
+    };
+    Lines {
+        title: "severity",
+        x_label: "time (s)",
+        y_label: "S (s)",
+        series: vec![
+            ("S".into(), t(&|x| x.severity_s)),
+            ("candidate age".into(), t(&|x| x.candidate_age_s)),
+        ],
+    }
+    .save(&dir.join("severity"))?;
+    let mut series: Vec<(String, Vec<(f64, f64)>)> = r
+        .processes
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (format!("{} resident", p.name), t(&|x| x.resident_mb[i])))
+        .collect();
+    series.push(("free".into(), t(&|x| x.free_mb)));
+    Lines {
+        title: "memory",
+        x_label: "time (s)",
+        y_label: "MiB",
+        series,
+    }
+    .save(&dir.join("memory"))?;
+    Ok(())
+}

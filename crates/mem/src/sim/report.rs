@@ -1,0 +1,65 @@
+//! What a memory run reports (JSON keys from DESIGN.md: `runs[]` with `policy`, `processes[]`
+//! (`name`, `nice`, `resident_mb`, `hit_rate`, `runtime_s`), `severity[]`, `pages_read_back`).
+
+use serde::Serialize;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MemReport {
+    pub policy: String,
+    pub scheduler: String,
+    pub disk: String,
+    /// Virtual time at the end of the run, s.
+    pub duration_s: f64,
+    pub processes: Vec<ProcReport>,
+    /// The time series, one sample per `machine.sample_s`.
+    pub severity: Vec<Sample>,
+    /// Pages read back from the swap area.
+    pub pages_read_back: u64,
+    /// Data-file pages read (first reads and re-reads after they were dropped).
+    pub data_reads: u64,
+    pub page_outs: u64,
+    pub notifications: u64,
+    pub max_disk_queue: usize,
+    pub sim: SimStats,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ProcReport {
+    pub name: String,
+    pub nice: f64,
+    pub weight: f64,
+    /// Mean resident memory while it ran (its footprint), MiB.
+    pub resident_mb: f64,
+    pub peak_mb: f64,
+    pub hit_rate: Option<f64>,
+    /// None: it did not finish within `max_time_s` (or was killed).
+    pub runtime_s: Option<f64>,
+    pub finished: bool,
+    pub faults: u64,
+    pub notifications: u64,
+    /// Time from a notification to the process's handler, ms.
+    pub reaction_ms_mean: f64,
+    pub reaction_ms_max: f64,
+    pub released_mb: f64,
+    pub collections: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Sample {
+    pub time_s: f64,
+    pub severity_s: f64,
+    pub candidate_age_s: f64,
+    pub free_mb: f64,
+    pub disk_queue: usize,
+    /// Per process, in scenario order.
+    pub resident_mb: Vec<f64>,
+    /// Per process: the elastic part (cache, heap extent, pool held).
+    pub cache_mb: Vec<f64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SimStats {
+    pub page_refs: u64,
+    pub wall_s: f64,
+    pub page_refs_per_s: f64,
+}
