@@ -1300,3 +1300,5 @@ impl Replacement {
     }
 }
 
+#[cfg(test)]
+mod tests;
