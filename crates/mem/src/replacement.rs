@@ -38,6 +38,23 @@
 //! one instant run as one *round*, highest bin first; each page is looked at once per round (a
 //! round stamp per page; not a timestamp, a de-duplication mark).
 //!
+//! # Approximations (where the thesis leaves the detail open)
+//!
+//! - A shared page is listed once, under the mapping whose scaled age is the smallest (ties:
+//!   the lowest process id), and is scanned on that mapping's schedule; its other mappings
+//!   are aged when it is scanned. A re-nice of another mapper, or a reference by another
+//!   mapper, is seen at that scan (or at the next `map_shared`/`unmap` of the page), not at
+//!   once: re-nicing stays 2 B operations, and `reference` O(1).
+//! - Eviction trusts the bins: the candidate is not re-checked for a reference bit set since
+//!   its last scan (ages are right to a factor of 2 either way), so that `candidate` is
+//!   exactly what `evict` takes.
+//! - Classes are disjoint for pages of the same kind. Clean pages sit `clean_shift` chains
+//!   further, so adjacent classes overlap by that many chains across kinds: with the defaults
+//!   a clean High page (nice -14) in its last bin ties with a dirty Normal page in bin 0, and
+//!   a clean Normal page in bin 9 with a dirty Low page (nice +14) in bin 0.
+//! - Unmapped pages keep the nice shift they were given when unmapped; re-nicing the
+//!   unmapper later does not move them (it may have exited).
+//!
 //! # Costs
 //!
 //! [`Replacement::reference`] is O(1) for a page with one mapping (and for the mapping that
