@@ -38,4 +38,5 @@ pub mod severity;
 pub mod sim;
 
 pub use nice::{MemNice, PriorityClass};
+pub use replacement::{PageId, ProcId, Replacement, ReplacementConfig, Victim};
 pub use severity::{SeverityConfig, Tier};
