@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use antsched_mem::sim::{self, MemReport};
+use anyhow::Context;
 
 use crate::plots::{Lines, Plot};
 
@@ -44,8 +44,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 
 fn simulate(a: SimulateArgs) -> anyhow::Result<()> {
     let origin = a.scenario.display().to_string();
-    let text = std::fs::read_to_string(&a.scenario)
-        .with_context(|| format!("cannot read {origin}"))?;
+    let text =
+        std::fs::read_to_string(&a.scenario).with_context(|| format!("cannot read {origin}"))?;
     let scenario = sim::parse_scenario(&text, &origin)?;
     if let Some(path) = &a.json {
         crate::output::check_writable(path)?;
@@ -86,10 +86,12 @@ pub fn table(r: &MemReport) -> String {
             "{:<16} {:>6.1} {:>11} {:>9.1} {:>9.1} {:>8} {:>9}",
             p.name,
             p.nice,
-            p.runtime_s.map_or("never".to_string(), |t| format!("{t:.1}")),
+            p.runtime_s
+                .map_or("never".to_string(), |t| format!("{t:.1}")),
             p.resident_mb,
             p.peak_mb,
-            p.hit_rate.map_or("-".to_string(), |h| format!("{:.1}%", h * 100.0)),
+            p.hit_rate
+                .map_or("-".to_string(), |h| format!("{:.1}%", h * 100.0)),
             p.faults
         );
     }

@@ -332,8 +332,8 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
 
     /// One release round at the severity this application is told (section 6.2.3): release,
     /// in the release order, entries whose amortized cost is below the paging cost, until
-    /// `round_bytes` are released; then hold the size while S < S_max, or lift the hold when S
-    /// is back at S_max (grow back).
+    /// `round_bytes` are released; then hold the size if anything was released, or lift the
+    /// hold when nothing was cheaper than paging or S is back at S_max (grow back).
     pub fn release_round(
         &mut self,
         severity_s: f64,
@@ -357,12 +357,17 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
         // The candidates in order. For the cost order that is every entry cheaper than
         // paging, cheapest first; for the LRU orders the oldest, as long as they are cheaper.
         let candidates: Vec<u32> = match self.config.order {
-            ReleaseOrder::LeastAmortizedCost => self
-                .cheapest(now, self.len())
-                .into_iter()
-                .take_while(|&(c, _)| c < threshold)
-                .map(|(_, s)| s)
-                .collect(),
+            ReleaseOrder::LeastAmortizedCost => {
+                // Only the entries below the threshold are sorted: usually a few.
+                let mut below: Vec<(f64, u32)> = self
+                    .index
+                    .values()
+                    .map(|&s| (self.entry(s).chunk().amortized(now), s))
+                    .filter(|&(c, _)| c < threshold)
+                    .collect();
+                below.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                below.into_iter().map(|(_, s)| s).collect()
+            }
             ReleaseOrder::Lru | ReleaseOrder::LruLookahead => {
                 let look = if self.config.order == ReleaseOrder::Lru {
                     1
@@ -400,7 +405,16 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
             round.bytes += bytes;
             round.released.push(self.remove_slot(slot));
         }
-        self.pressure_limit = Some(self.bytes);
+        // Shrink or grow until the criterion is met (section 4.7, tier 2): a round that
+        // released something holds the size, so that new entries replace the cheapest instead
+        // of pushing S further down; a round that found nothing cheaper than paging lets the
+        // cache grow again. The cache settles where its marginal entry costs what paging
+        // costs: the weighted equilibrium of section 4.5.
+        self.pressure_limit = if round.released.is_empty() {
+            None
+        } else {
+            Some(self.bytes)
+        };
         round
     }
 }

@@ -1041,6 +1041,37 @@ impl Replacement {
         Some(victim)
     }
 
+    /// Evicts the oldest page listed under `proc`'s own bins: a memory cgroup's limit being
+    /// enforced on one group (the Senpai baseline), rather than the machine's candidate.
+    /// Pages shared with others and listed under another mapper are not considered.
+    pub fn evict_of(&mut self, proc: ProcId, _now: Nanos) -> Option<Victim> {
+        if self.procs.get(ix(proc)).is_none_or(|p| !p.present) {
+            return None;
+        }
+        let mut best: Option<(u32, u32)> = None;
+        for clean in [false, true] {
+            let set = Self::proc_set(proc, clean);
+            for bin in 0..self.cfg.bins {
+                let l = self.list_id(set, bin);
+                let list = &self.lists[ix(l)];
+                if list.len > 0 && best.is_none_or(|(c, _)| list.chain > c) {
+                    best = Some((list.chain, l));
+                }
+            }
+        }
+        let (c, l) = best?;
+        let p = self.lists[ix(l)].head;
+        let pg = self.pages[ix(p)];
+        let victim = Victim {
+            page: p,
+            owner: pg.owner,
+            dirty: pg.dirty,
+            scaled_age_s: self.scaled_age_of_chain(c),
+        };
+        self.remove_page(p);
+        Some(victim)
+    }
+
     // ---- queries -------------------------------------------------------------------------
 
     /// Resident pages.

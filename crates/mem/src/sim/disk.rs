@@ -10,8 +10,8 @@
 use std::sync::Arc;
 
 use antsched_core::{
-    BuildEnv, ClassId, ContextId, CurveEstimator, Nanos, Op, PositionEstimator, Request,
-    RequestId, Scheduler,
+    BuildEnv, ClassId, ContextId, CurveEstimator, Nanos, Op, PositionEstimator, Request, RequestId,
+    Scheduler,
 };
 use antsched_sim::device::SharedDevice;
 

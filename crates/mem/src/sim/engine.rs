@@ -287,7 +287,6 @@ impl<'a> Engine<'a> {
                 step.next += 1;
             }
             let cpu = step.cpu;
-            self.procs[pi].finish_step(&step, self.now);
             self.apply_releases(p);
             self.check_severity(false);
             if cpu > 0 {
@@ -354,7 +353,14 @@ impl<'a> Engine<'a> {
         };
         let clean = s == NONE;
         let id = self.disk.submit(ContextId(p), Op::Read, sector, self.now);
-        self.io.insert(id.0, Io::PageIn { proc: p, vpage: v, clean });
+        self.io.insert(
+            id.0,
+            Io::PageIn {
+                proc: p,
+                vpage: v,
+                clean,
+            },
+        );
         self.procs[pi].faults += 1;
         self.block(p);
         self.kick_disk();
@@ -571,9 +577,6 @@ impl<'a> Engine<'a> {
             if let Some(n) = pr.notifier.observe(seen, self.now) {
                 self.stats.notifications += 1;
                 pr.pending = Some(n);
-                if !pr.blocked && pr.step.is_none() {
-                    // Idle between steps (thinking): handled at once.
-                }
             }
             if let Some(t) = pr.notifier.poll_timeout() {
                 next_repeat = Some(next_repeat.map_or(t, |x: Nanos| x.min(t)));
@@ -677,9 +680,12 @@ impl<'a> Engine<'a> {
                         };
                         pr.limit_pages = Some(limit.max(64.0));
                         // The kernel reclaims from the group past its limit.
-                        while (self.procs[i].resident as f64) > self.procs[i].limit_pages.unwrap_or(f64::MAX)
+                        while (self.procs[i].resident as f64)
+                            > self.procs[i].limit_pages.unwrap_or(f64::MAX)
                         {
-                            let Some(v) = self.mem.evict_of(i as u32, now) else { break };
+                            let Some(v) = self.mem.evict_of(i as u32, now) else {
+                                break;
+                            };
                             self.evicted(v.page, v.dirty);
                         }
                     }

@@ -2,12 +2,14 @@
 //! severity (section 4.7's tiers) or to the anchors' signals.
 
 use antsched_core::Nanos;
-use rand_chacha::ChaCha8Rng;
 use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
 use rustc_hash::FxHashMap;
 
 use super::engine::{secs, NONE, PAGE};
-use super::scenario::{CacheSpec, HeapSpec, HogSpec, MallocSpec, ProcessKind, ProcessSpec, ZipfSpec};
+use super::scenario::{
+    CacheSpec, HeapSpec, HogSpec, MallocSpec, ProcessKind, ProcessSpec, ZipfSpec,
+};
 use super::workload::{log_uniform, rng_for, Zipf};
 use crate::cache::{AdaptiveCache, CacheConfig, EntryCost};
 use crate::cost::PagingCost;
@@ -275,7 +277,10 @@ impl Proc {
     pub fn elastic_mb(&self) -> f64 {
         let mb = |pages: u64| pages as f64 * PAGE as f64 / 1048576.0;
         match &self.kind {
-            Kind::Cache(c) => c.cache.as_ref().map_or(0.0, |c| c.bytes() as f64 / 1048576.0),
+            Kind::Cache(c) => c
+                .cache
+                .as_ref()
+                .map_or(0.0, |c| c.bytes() as f64 / 1048576.0),
             Kind::Heap(h) => mb(h.effective_limit() as u64),
             Kind::Malloc(m) => mb(if m.pool_held { m.pool as u64 } else { 0 }),
             _ => 0.0,
@@ -289,8 +294,7 @@ impl Proc {
     }
 
     /// The next step, or None when the process has finished its work.
-    pub fn plan(&mut self, _now: Nanos) -> Option<Step> {
-        let now = _now;
+    pub fn plan(&mut self, now: Nanos) -> Option<Step> {
         let mut step = Step::default();
         match &mut self.kind {
             Kind::Cache(c) => {
@@ -307,12 +311,20 @@ impl Proc {
                 if hit {
                     c.hits += 1;
                     let (first, n) = c.entries[&q];
-                    step.touches.extend((first..first + n).map(|v| Touch { vpage: v, write: false, data: false }));
+                    step.touches.extend((first..first + n).map(|v| Touch {
+                        vpage: v,
+                        write: false,
+                        data: false,
+                    }));
                     step.cpu = ms(c.spec.base_ms + c.spec.hit_ms) + think;
                 } else {
                     for _ in 0..c.spec.data_pages_per_miss {
                         let v = c.data.sample(&mut c.rng) as u32;
-                        step.touches.push(Touch { vpage: v, write: false, data: true });
+                        step.touches.push(Touch {
+                            vpage: v,
+                            write: false,
+                            data: true,
+                        });
                     }
                     let ty = q as u64 % c.spec.types;
                     let cost = log_uniform(c.spec.cost_ms[0], c.spec.cost_ms[1], ty, 1);
@@ -329,13 +341,33 @@ impl Proc {
                                 None => Vec::new(),
                             };
                             victims.extend(cache.evict_for(bytes, now));
-                            let first = alloc_range(&mut c.free_ranges, &mut self.vm, c.data_pages, n);
+                            let first =
+                                alloc_range(&mut c.free_ranges, &mut self.vm, c.data_pages, n);
                             for k in victims {
-                                drop_entry(&mut c.entries, &mut c.free_ranges, &mut self.released, &mut self.released_pages, k);
+                                drop_entry(
+                                    &mut c.entries,
+                                    &mut c.free_ranges,
+                                    &mut self.released,
+                                    &mut self.released_pages,
+                                    k,
+                                );
                             }
-                            cache.insert(q, bytes, EntryCost { free_cost_s: 0.0, regen_cost_s: cost / 1e3, reuse_p: 1.0 }, now);
+                            cache.insert(
+                                q,
+                                bytes,
+                                EntryCost {
+                                    free_cost_s: 0.0,
+                                    regen_cost_s: cost / 1e3,
+                                    reuse_p: 1.0,
+                                },
+                                now,
+                            );
                             c.entries.insert(q, (first, n));
-                            step.touches.extend((first..first + n).map(|v| Touch { vpage: v, write: true, data: false }));
+                            step.touches.extend((first..first + n).map(|v| Touch {
+                                vpage: v,
+                                write: true,
+                                data: false,
+                            }));
                         }
                     }
                 }
@@ -343,7 +375,11 @@ impl Proc {
             Kind::Hog(h) => {
                 let n = CHUNK.min(h.pages);
                 for _ in 0..n {
-                    step.touches.push(Touch { vpage: h.ptr, write: true, data: false });
+                    step.touches.push(Touch {
+                        vpage: h.ptr,
+                        write: true,
+                        data: false,
+                    });
                     h.ptr = (h.ptr + 1) % h.pages;
                 }
                 step.cpu = secs(n as f64 * PAGE as f64 / 1048576.0 / h.spec.touch_mb_s);
@@ -356,8 +392,13 @@ impl Proc {
                 if h.gc_requested || h.ptr >= limit {
                     // A collection: the live set is traced and compacted to the bottom of the
                     // heap; its cost grows with the live set (section 6.3).
-                    step.touches.extend((0..h.live).map(|v| Touch { vpage: v, write: true, data: false }));
-                    step.cpu = ms(h.spec.gc_ms_per_live_mb * h.live as f64 * PAGE as f64 / 1048576.0);
+                    step.touches.extend((0..h.live).map(|v| Touch {
+                        vpage: v,
+                        write: true,
+                        data: false,
+                    }));
+                    step.cpu =
+                        ms(h.spec.gc_ms_per_live_mb * h.live as f64 * PAGE as f64 / 1048576.0);
                     h.ptr = h.live;
                     h.gc_requested = false;
                     h.collections += 1;
@@ -376,7 +417,11 @@ impl Proc {
                     if self.vm.len() < (h.ptr + n) as usize {
                         self.vm.resize((h.ptr + n) as usize, NONE);
                     }
-                    step.touches.extend((h.ptr..h.ptr + n).map(|v| Touch { vpage: v, write: true, data: false }));
+                    step.touches.extend((h.ptr..h.ptr + n).map(|v| Touch {
+                        vpage: v,
+                        write: true,
+                        data: false,
+                    }));
                     step.cpu = ms(h.spec.mutator_ms_per_mb * n as f64 * PAGE as f64 / 1048576.0);
                     h.ptr += n;
                     h.allocated += n as u64;
@@ -388,12 +433,20 @@ impl Proc {
                 }
                 if !m.started {
                     m.started = true;
-                    step.touches.extend((0..m.working + m.pool).map(|v| Touch { vpage: v, write: true, data: false }));
+                    step.touches.extend((0..m.working + m.pool).map(|v| Touch {
+                        vpage: v,
+                        write: true,
+                        data: false,
+                    }));
                 } else {
                     let n = BATCH.min((m.spec.refs - m.refs) as u32);
                     for _ in 0..n {
                         let v = m.rng.random_range(0..m.working);
-                        step.touches.push(Touch { vpage: v, write: false, data: false });
+                        step.touches.push(Touch {
+                            vpage: v,
+                            write: false,
+                            data: false,
+                        });
                     }
                     m.refs += n as u64;
                     step.cpu = secs(m.spec.ref_us * n as f64 / 1e6);
@@ -406,7 +459,11 @@ impl Proc {
                 let n = BATCH.min((z.spec.refs - z.refs) as u32);
                 for _ in 0..n {
                     let v = z.zipf.sample(&mut z.rng) as u32;
-                    step.touches.push(Touch { vpage: v, write: false, data: false });
+                    step.touches.push(Touch {
+                        vpage: v,
+                        write: false,
+                        data: false,
+                    });
                 }
                 z.refs += n as u64;
                 step.cpu = secs(z.spec.ref_us * n as f64 / 1e6);
@@ -418,17 +475,29 @@ impl Proc {
         Some(step)
     }
 
-    pub fn finish_step(&mut self, _step: &Step, _now: Nanos) {}
-
     /// The thesis's policy: react to the severity this process is told. True when a cache
     /// has more to release after this round (the engine re-checks S and calls again).
-    pub fn on_severity(&mut self, severity_s: f64, s_max: f64, paging: &PagingCost, now: Nanos) -> bool {
+    pub fn on_severity(
+        &mut self,
+        severity_s: f64,
+        s_max: f64,
+        paging: &PagingCost,
+        now: Nanos,
+    ) -> bool {
         match &mut self.kind {
             Kind::Cache(c) => {
-                let Some(cache) = c.cache.as_mut() else { return false };
+                let Some(cache) = c.cache.as_mut() else {
+                    return false;
+                };
                 let round = cache.release_round(severity_s, s_max, paging, now);
                 for k in round.released {
-                    drop_entry(&mut c.entries, &mut c.free_ranges, &mut self.released, &mut self.released_pages, k);
+                    drop_entry(
+                        &mut c.entries,
+                        &mut c.free_ranges,
+                        &mut self.released,
+                        &mut self.released_pages,
+                        k,
+                    );
                 }
                 round.more
             }
@@ -467,7 +536,9 @@ impl Proc {
         }
         match &mut self.kind {
             Kind::Cache(c) => {
-                let Some(cache) = c.cache.as_mut() else { return };
+                let Some(cache) = c.cache.as_mut() else {
+                    return;
+                };
                 if level == 0 {
                     if c.cap_until.is_some_and(|t| now >= t) {
                         c.cap = None;
@@ -477,22 +548,27 @@ impl Proc {
                 }
                 let target = if level >= 2 { 0 } else { cache.bytes() * 3 / 4 };
                 for k in shrink(cache, target, now) {
-                    drop_entry(&mut c.entries, &mut c.free_ranges, &mut self.released, &mut self.released_pages, k);
+                    drop_entry(
+                        &mut c.entries,
+                        &mut c.free_ranges,
+                        &mut self.released,
+                        &mut self.released_pages,
+                        k,
+                    );
                 }
                 c.cap = Some(target.max(PAGE));
                 c.cap_until = Some(now + hold);
             }
-            Kind::Heap(h) => {
-                if level >= 1 {
-                    h.gc_requested = true;
-                    h.soft = Some(h.ptr.max(h.live + CHUNK));
-                }
+            Kind::Heap(h) if level >= 1 => {
+                h.gc_requested = true;
+                h.soft = Some(h.ptr.max(h.live + CHUNK));
             }
-            Kind::Malloc(_) => {
-                if level >= 1 {
-                    let dummy = PagingCost { disk_service_s: 0.0, disk_queue: 0.0 };
-                    self.on_severity(0.0, 1.0, &dummy, now);
-                }
+            Kind::Malloc(_) if level >= 1 => {
+                let dummy = PagingCost {
+                    disk_service_s: 0.0,
+                    disk_queue: 0.0,
+                };
+                self.on_severity(0.0, 1.0, &dummy, now);
             }
             _ => {}
         }
@@ -506,14 +582,22 @@ impl Proc {
         }
         match &mut self.kind {
             Kind::Cache(c) => {
-                let Some(cache) = c.cache.as_mut() else { return };
+                let Some(cache) = c.cache.as_mut() else {
+                    return;
+                };
                 if c.last_halve.is_some_and(|t| now < t + interval) {
                     return;
                 }
                 c.last_halve = Some(now);
                 let target = cache.bytes() / 2;
                 for k in shrink(cache, target, now) {
-                    drop_entry(&mut c.entries, &mut c.free_ranges, &mut self.released, &mut self.released_pages, k);
+                    drop_entry(
+                        &mut c.entries,
+                        &mut c.free_ranges,
+                        &mut self.released,
+                        &mut self.released_pages,
+                        k,
+                    );
                 }
                 c.cap = Some(target.max(PAGE));
                 c.cap_until = None;
@@ -534,7 +618,9 @@ impl Proc {
 
 impl HeapState {
     fn effective_limit(&self) -> u32 {
-        self.hard.min(self.soft.unwrap_or(u32::MAX)).max(self.live + CHUNK)
+        self.hard
+            .min(self.soft.unwrap_or(u32::MAX))
+            .max(self.live + CHUNK)
     }
 }
 

@@ -806,7 +806,7 @@ impl Scenario {
             );
         }
         let mut names = std::collections::HashSet::new();
-        let limit_pages = |mb: f64| mb.is_finite() && mb >= 0.0 && mb <= 16.0 * MAX_MEMORY_MB;
+        let limit_pages = |mb: f64| (0.0..=16.0 * MAX_MEMORY_MB).contains(&mb);
         for (i, p) in self.processes.iter().enumerate() {
             let key = |k: &str| format!("process[{i}] ({}).{k}", p.name);
             if p.name.is_empty() || !names.insert(p.name.clone()) {
@@ -1047,13 +1047,26 @@ refs = 1000
         assert!(e.contains("line 10"), "{e}");
         let range = GOOD.replace("alpha = 0.8", "alpha = -1");
         let e = parse_scenario(&range, "s.toml").unwrap_err().to_string();
-        assert!(e.contains("process[0] (a).alpha") && e.contains("s.toml, line 9"), "{e}");
+        assert!(
+            e.contains("process[0] (a).alpha") && e.contains("s.toml, line 9"),
+            "{e}"
+        );
         let misplaced = GOOD.replace("refs = 1000", "refs = 1000\nsize_mb = 3");
-        let e = parse_scenario(&misplaced, "s.toml").unwrap_err().to_string();
-        assert!(e.contains("size_mb") && e.contains("does not apply to kind zipf") && e.contains("line 11"), "{e}");
+        let e = parse_scenario(&misplaced, "s.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("size_mb")
+                && e.contains("does not apply to kind zipf")
+                && e.contains("line 11"),
+            "{e}"
+        );
         let mem = GOOD.replace("memory_mb = 64", "memory_mb = 1e308");
         let e = parse_scenario(&mem, "s.toml").unwrap_err().to_string();
-        assert!(e.contains("machine.memory_mb") && e.contains("line 3"), "{e}");
+        assert!(
+            e.contains("machine.memory_mb") && e.contains("line 3"),
+            "{e}"
+        );
         let nice = GOOD.replace("name = \"a\"", "name = \"a\"\nnice = 40");
         let e = parse_scenario(&nice, "s.toml").unwrap_err().to_string();
         assert!(e.contains("nice"), "{e}");

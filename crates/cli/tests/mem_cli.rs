@@ -1,0 +1,100 @@
+//! `antsched mem simulate` as a user runs it.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_antsched"))
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("antsched-mem-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn mem_simulate_prints_the_processes_and_writes_the_design_keys() {
+    let dir = scratch("ok");
+    let json = dir.join("run.json");
+    let out = bin()
+        .args(["mem", "simulate"])
+        .arg(repo().join("examples/memory/database-hog.toml"))
+        .arg("--json")
+        .arg(&json)
+        .arg("--out")
+        .arg(dir.join("plots"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("db") && stdout.contains("page references"),
+        "{stdout}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let run = &v["runs"][0];
+    assert_eq!(run["policy"], "antsched");
+    for key in ["name", "nice", "resident_mb", "hit_rate", "runtime_s"] {
+        assert!(run["processes"][0].get(key).is_some(), "{key}");
+    }
+    assert!(run["severity"].as_array().unwrap().len() > 100);
+    assert!(run["pages_read_back"].is_u64());
+    assert!(run["sim"]["page_refs_per_s"].as_f64().unwrap() > 0.0);
+    for f in ["severity.svg", "severity.png", "memory.svg", "memory.png"] {
+        assert!(dir.join("plots").join(f).exists(), "{f}");
+    }
+}
+
+#[test]
+fn a_bad_scenario_names_the_file_line_and_key_and_writes_nothing() {
+    let dir = scratch("bad");
+    let good = std::fs::read_to_string(repo().join("examples/memory/database-hog.toml")).unwrap();
+    let json = dir.join("run.json");
+    for (bad, expect) in [
+        (good.replace("alpha = 0.6", "alpha = 7"), "alpha"),
+        (
+            good.replace("size_mb = 150", "size_mb = 150\nqueries = 3"),
+            "queries",
+        ),
+        (
+            good.replace("memory_mb = 256", "memory_mb = -1"),
+            "memory_mb",
+        ),
+        (
+            good.replace("kind = \"antsched\"", "kind = \"magic\""),
+            "policy.kind",
+        ),
+        (
+            good.replace("queries = 120000", "queries = \"x\""),
+            "line 17",
+        ),
+    ] {
+        let path = dir.join("bad.toml");
+        std::fs::write(&path, bad).unwrap();
+        let out = bin()
+            .args(["mem", "simulate"])
+            .arg(&path)
+            .arg("--json")
+            .arg(&json)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("bad.toml") && err.contains(expect),
+            "{expect}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(!json.exists());
+    }
+}

@@ -1,0 +1,174 @@
+//! The memory simulator against the thesis's shapes (section 6.2's database cache, section
+//! 4.5's weighted equilibrium) and its contract (deterministic, bad scenarios refused).
+
+use antsched_mem::sim::{parse_scenario, simulate, MemReport};
+
+fn run(text: &str) -> MemReport {
+    let s = parse_scenario(text, "test.toml").unwrap();
+    simulate(&s, 1).unwrap()
+}
+
+/// A database with a query cache on the thesis's 256 MB machine (about 200 MB for the
+/// applications), a data file larger than memory, and optionally a hog.
+fn database(cache: &str, hog: Option<f64>, policy: &str) -> String {
+    let hog = hog.map_or(String::new(), |at| {
+        format!("\n[[process]]\nname = \"hog\"\nkind = \"hog\"\nsize_mb = 150\nstart_s = {at}\n")
+    });
+    format!(
+        r#"
+[machine]
+memory_mb = 256
+reserved_mb = 56
+max_time_s = 3000
+
+[policy]
+kind = "{policy}"
+
+[[process]]
+name = "db"
+kind = "cache"
+queries = 120000
+distinct = 43000
+types = 43
+alpha = 0.6
+cost_ms = [0.5, 8]
+result_kb = [2, 16]
+base_ms = 2
+data_mb = 200
+data_pages_per_miss = 2
+{cache}
+{hog}"#
+    )
+}
+
+/// Fig. 6.1: the cache grows while S stays at S_max, S then falls (exponentially with free
+/// memory) to the candidate age, and the database reacts to notifications within 100 ms.
+#[test]
+fn section_6_2_fig_6_1_growth_at_s_max_then_a_fall_to_the_candidate_age() {
+    let r = run(&database("", None, "antsched"));
+    let db = &r.processes[0];
+    assert!(db.finished && db.runtime_s.is_some());
+    let s = &r.severity;
+    let first_below = s
+        .iter()
+        .position(|x| x.severity_s < 3600.0)
+        .expect("S falls");
+    // Growth at S_max: the cache is tens of MB before S moves.
+    assert!(
+        s[first_below.saturating_sub(1)].cache_mb[0] > 40.0,
+        "{:?}",
+        s[first_below - 1]
+    );
+    // S ends near the candidate age, far below S_max, with free memory used up.
+    let last = &s[s.len() - 2];
+    assert!(last.severity_s < 1500.0 && last.free_mb < 5.0, "{last:?}");
+    assert!(db.notifications > 0);
+    assert!(
+        db.reaction_ms_max < 100.0,
+        "reaction {} ms",
+        db.reaction_ms_max
+    );
+}
+
+/// Section 6.2.5: a memory hog at 10 minutes; the adaptive cache gives its memory back
+/// (fewer pages read back, faster) where a fixed 200 MB cache pages.
+#[test]
+fn section_6_2_5_the_adaptive_cache_makes_room_for_a_hog_and_the_fixed_one_pages() {
+    let adaptive = run(&database("", Some(600.0), "antsched"));
+    let fixed = run(&database("cache_mb = 200", Some(600.0), "fixed"));
+    let before = adaptive
+        .severity
+        .iter()
+        .filter(|x| x.time_s > 500.0 && x.time_s < 600.0)
+        .map(|x| x.cache_mb[0])
+        .fold(0.0, f64::max);
+    let after = adaptive
+        .severity
+        .iter()
+        .filter(|x| x.time_s > 700.0)
+        .map(|x| x.cache_mb[0])
+        .fold(f64::INFINITY, f64::min);
+    assert!(
+        after < before / 2.0,
+        "cache {before:.0} MB before the hog, {after:.0} after"
+    );
+    assert!(
+        fixed.pages_read_back > 10 * adaptive.pages_read_back.max(1),
+        "read back: fixed {} adaptive {}",
+        fixed.pages_read_back,
+        adaptive.pages_read_back
+    );
+    let rt = |r: &MemReport| r.processes[0].runtime_s.unwrap_or(f64::INFINITY);
+    assert!(
+        rt(&adaptive) < rt(&fixed),
+        "{} vs {}",
+        rt(&adaptive),
+        rt(&fixed)
+    );
+}
+
+fn two_caches(weight: f64, alpha: f64) -> String {
+    let cache = |name: &str, w: f64| {
+        format!(
+            "[[process]]\nname = \"{name}\"\nkind = \"cache\"\nweight = {w}\nqueries = 1000000\n\
+             distinct = 2000000\nalpha = {alpha}\ncost_ms = [5, 5]\nhit_ms = 0.5\nthink_ms = 1\n"
+        )
+    };
+    format!(
+        "[machine]\nmemory_mb = 256\nreserved_mb = 56\nmax_time_s = 20000\nsample_s = 10\n\n{}\n{}",
+        cache("niced", weight),
+        cache("other", 1.0)
+    )
+}
+
+/// Section 4.5, Eqs. 4.6 and 4.7: with one of two identical Zipf caches niced by eta, each
+/// one's performance (its hit rate, throughput being taken as proportional to it) relative
+/// to an even split is (2 / (1 + eta^(1/alpha)))^(1 - alpha) and
+/// (2 eta^(1/alpha) / (1 + eta^(1/alpha)))^(1 - alpha), within 10%.
+#[test]
+fn section_4_5_weighted_equilibrium_follows_eqs_4_6_and_4_7() {
+    let (eta, alpha) = (5.0f64, 0.8f64);
+    let even = run(&two_caches(1.0, alpha));
+    let niced = run(&two_caches(eta, alpha));
+    let h = |r: &MemReport, i: usize| r.processes[i].hit_rate.unwrap();
+    let base = (h(&even, 0) + h(&even, 1)) / 2.0;
+    let k = eta.powf(1.0 / alpha);
+    let eq_4_6 = (2.0 / (1.0 + k)).powf(1.0 - alpha);
+    let eq_4_7 = (2.0 * k / (1.0 + k)).powf(1.0 - alpha);
+    let (m1, m2) = (h(&niced, 0) / base, h(&niced, 1) / base);
+    assert!(
+        (m1 / eq_4_6 - 1.0).abs() < 0.10,
+        "niced: {m1:.3} against Eq. 4.6's {eq_4_6:.3}"
+    );
+    assert!(
+        (m2 / eq_4_7 - 1.0).abs() < 0.10,
+        "other: {m2:.3} against Eq. 4.7's {eq_4_7:.3}"
+    );
+    // And the niced cache holds less memory.
+    assert!(niced.processes[0].resident_mb < niced.processes[1].resident_mb / 2.0);
+}
+
+#[test]
+fn the_same_scenario_and_seed_give_the_same_run() {
+    let text = database("", Some(100.0), "antsched").replace("queries = 120000", "queries = 20000");
+    let a = run(&text);
+    let b = run(&text);
+    assert_eq!(a.processes[0].runtime_s, b.processes[0].runtime_s);
+    assert_eq!(a.pages_read_back, b.pages_read_back);
+    assert_eq!(a.sim.page_refs, b.sim.page_refs);
+}
+
+/// Every baseline runs the same workload to completion and reports.
+#[test]
+fn every_baseline_runs_the_database_with_a_hog() {
+    for policy in ["fixed", "psi", "halve", "senpai", "damon_reclaim"] {
+        let text = database("cache_mb = 300", Some(300.0), policy)
+            .replace("queries = 120000", "queries = 40000");
+        let r = run(&text);
+        assert_eq!(r.policy, policy);
+        assert!(
+            r.processes[0].runtime_s.is_some(),
+            "{policy} did not finish"
+        );
+    }
+}
