@@ -738,6 +738,17 @@ impl Filesystem for AntFs {
                 }
             }
             if let Some(size) = size {
+                // Room on the emulated disk first, before the backing file changes: a size
+                // the disk cannot hold is refused with the file as it was (the backing tree
+                // must still fit at the next mount, which lays every file out by its size).
+                if kind == FileType::RegularFile {
+                    self.shared
+                        .layout
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .ensure(key, size)
+                        .map_err(|_| Errno::ENOSPC)?;
+                }
                 let open = fh.and_then(|f| self.handle(f).ok());
                 let r = match open.as_deref() {
                     Some(Handle::File { file, .. }) => file.set_len(size).map_err(|e| errno_of(&e)),
@@ -750,12 +761,18 @@ impl Filesystem for AntFs {
                         }
                     }
                 };
-                r?;
+                // The file's blocks are its size's, whether the change happened or not.
+                let now = if r.is_ok() {
+                    size
+                } else {
+                    stat_fd(raw).map_or(size, |st| st.st_size as u64)
+                };
                 self.shared
                     .layout
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .truncate(key, size);
+                    .truncate(key, now);
+                r?;
             }
             if atime.is_some() || mtime.is_some() {
                 let ts = [timespec(atime), timespec(mtime)];
@@ -1364,6 +1381,69 @@ impl Filesystem for AntFs {
                 Ok(_) => reply.ok(),
                 Err(e) => reply.error(e),
             },
+        }
+    }
+
+    fn fallocate(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        length: u64,
+        mode: i32,
+        reply: ReplyEmpty,
+    ) {
+        let r = (|| -> Result<(), Errno> {
+            let h = self.handle(fh)?;
+            let Handle::File { file, key } = &*h else {
+                return Err(Errno::EBADF);
+            };
+            // Only what keeps the layout's rule (a file's blocks are its size's): growing,
+            // reserving within the size, and punching holes. Collapsing or inserting ranges
+            // would move data the emulated disk has placed.
+            let keep = libc::FALLOC_FL_KEEP_SIZE;
+            if mode & !(keep | libc::FALLOC_FL_PUNCH_HOLE) != 0
+                || (mode & libc::FALLOC_FL_PUNCH_HOLE != 0 && mode & keep == 0)
+            {
+                return Err(Errno::EOPNOTSUPP);
+            }
+            let end = offset.checked_add(length).ok_or(Errno::EFBIG)?;
+            let grows = mode & keep == 0;
+            let before = stat_fd(file.as_raw_fd())?.st_size as u64;
+            if grows {
+                // As for a truncate: the emulated disk must hold the new size before the
+                // backing file is touched.
+                self.shared
+                    .layout
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .ensure(*key, end)
+                    .map_err(|_| Errno::ENOSPC)?;
+            }
+            let off = libc::off_t::try_from(offset).map_err(|_| Errno::EFBIG)?;
+            let len = libc::off_t::try_from(length).map_err(|_| Errno::EFBIG)?;
+            // SAFETY: a valid open descriptor.
+            let r = unsafe { libc::fallocate(file.as_raw_fd(), mode, off, len) };
+            let err = (r != 0).then(last_errno);
+            if err.is_some() && grows {
+                // A backing file system that runs out of room part way may leave the file
+                // longer (ext4 does): a failed call leaves the file as it was.
+                let _ = file.set_len(before);
+            }
+            if grows {
+                let now = stat_fd(file.as_raw_fd()).map_or(end, |st| st.st_size as u64);
+                self.shared
+                    .layout
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .truncate(*key, now);
+            }
+            err.map_or(Ok(()), Err)
+        })();
+        match r {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
         }
     }
 

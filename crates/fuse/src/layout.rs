@@ -146,6 +146,7 @@ impl Layout {
             }
             self.ensure(key, m.len()).map_err(|e| PlanError::TooLarge {
                 path: rel.join(name),
+                size: m.len(),
                 free: e.free,
                 capacity: self.capacity * SECTOR,
             })?;
@@ -349,9 +350,10 @@ pub enum PlanError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("the backing tree does not fit on the emulated disk ({capacity} bytes): no room for {path} ({free} bytes left); use a larger disk model or a smaller tree")]
+    #[error("the backing tree does not fit on the emulated disk ({capacity} bytes): {path} is {size} bytes and {free} bytes are left for it; use a larger disk model or a smaller tree (a sparse file counts at its full size)")]
     TooLarge {
         path: PathBuf,
+        size: u64,
         free: u64,
         capacity: u64,
     },
