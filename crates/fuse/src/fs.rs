@@ -24,9 +24,14 @@
 //! normalisation); a link out of it lands on the same path inside the tree, or on nothing.
 //!
 //! Permissions are checked by the kernel against the backing files' owners and modes
-//! (`default_permissions`); files a user creates through the mount are given to that user
-//! (the server runs as root). Without `--allow-other` the kernel lets only the mounting user
-//! in.
+//! (`default_permissions`). An entry a user creates through the mount (file, directory,
+//! link, pipe) is created *as* that user: the server runs as root, and the worker thread
+//! takes the requester's file-system uid, gid and supplementary groups for the one system
+//! call that makes it ([`AsCaller`]), so it is the user's from the moment it exists and
+//! nothing is ever given away by name afterwards (a chown by name after creating lets a user
+//! who can rename in the directory swap another of root's files under the name first).
+//! Ownership changes (`chown`) act on the inode's own descriptor, never by name, and never
+//! through a link. Without `--allow-other` the kernel lets only the mounting user in.
 //!
 //! ## Data
 //!
@@ -154,8 +159,10 @@ pub struct AntFs {
     written: Condvar,
     direct_io: bool,
     readahead: Option<u32>,
-    /// Give new files to the user who created them (when running as root).
+    /// Create new entries as the user who asked (when running as root).
     chown: bool,
+    /// The server's own supplementary groups, given back after acting as a user.
+    server_groups: Vec<libc::gid_t>,
 }
 
 fn errno_of(e: &std::io::Error) -> Errno {
@@ -335,6 +342,114 @@ pub fn confine_link(dir: &[OsString], target: &Path, backing: &Path) -> PathBuf 
     out
 }
 
+/// The calling thread's supplementary groups.
+fn own_groups() -> std::io::Result<Vec<libc::gid_t>> {
+    // SAFETY: a null list with size 0 asks for the count.
+    let n = unsafe { libc::getgroups(0, std::ptr::null_mut()) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let mut g = vec![0; n as usize];
+    // SAFETY: `g` has room for `n` groups.
+    let n = unsafe { libc::getgroups(n, g.as_mut_ptr()) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    g.truncate(n as usize);
+    Ok(g)
+}
+
+/// The supplementary groups of process (or thread) `pid`, from `/proc/PID/status`; `None` if
+/// it is gone. FUSE tells the server only the requester's uid, gid and pid.
+fn groups_of(pid: u32) -> Option<Vec<libc::gid_t>> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find_map(|l| l.strip_prefix("Groups:"))?;
+    line.split_whitespace().map(|g| g.parse().ok()).collect()
+}
+
+/// `setgroups` for the calling thread only. glibc's `setgroups` changes every thread of the
+/// process (it broadcasts set*id calls, as POSIX wants): the raw system call changes one.
+fn set_thread_groups(groups: &[libc::gid_t]) -> bool {
+    // SAFETY: `groups` is a valid list of its length.
+    unsafe { libc::syscall(libc::SYS_setgroups, groups.len(), groups.as_ptr()) == 0 }
+}
+
+/// The calling thread acting, for the file system, as a user: its file-system uid and gid
+/// (`setfsuid`/`setfsgid`, which are per thread) and supplementary groups (per thread, by
+/// the raw system call) are the requester's until the guard is dropped.
+///
+/// Why: the server runs as root, and an entry it creates for a user must be that user's
+/// from the moment it exists. Creating as root and then changing the owner by name (what
+/// this server did) lets a user who can write in the directory (without the sticky bit)
+/// put another file under that name in between and be given it: root's files changed
+/// owner in a race. Created under the user's fsuid, the entry is theirs at birth (and
+/// its group is the kernel's choice, the directory's when that is set-group-id), nothing
+/// is ever chowned afterwards, and the backing file system checks the user's own
+/// permissions once more. Changing the fsuid from 0 also drops the thread's file
+/// capabilities (`CAP_DAC_OVERRIDE`, `CAP_CHOWN`, ...) until it is set back.
+struct AsCaller<'a> {
+    uid: libc::uid_t,
+    gid: libc::gid_t,
+    groups: &'a [libc::gid_t],
+}
+
+impl<'a> AsCaller<'a> {
+    fn become_user(
+        uid: u32,
+        gid: u32,
+        pid: u32,
+        server_groups: &'a [libc::gid_t],
+    ) -> Result<AsCaller<'a>, Errno> {
+        // SAFETY: these have no preconditions.
+        let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        // A process that is gone has no groups to read: its primary group only (the kernel
+        // has already checked its permission with all of them; this check can only be
+        // stricter).
+        let groups = groups_of(pid).unwrap_or_else(|| vec![gid]);
+        let guard = AsCaller {
+            uid: euid,
+            gid: egid,
+            groups: server_groups,
+        };
+        if !set_thread_groups(&groups) {
+            return Err(Errno::EPERM);
+        }
+        // SAFETY: per-thread credential calls; the guard sets them back on drop.
+        unsafe {
+            libc::setfsgid(gid);
+            libc::setfsuid(uid);
+        }
+        // setfsuid/setfsgid report no error: read back what took effect (an invalid id,
+        // -1, changes nothing and returns the current one).
+        // SAFETY: as above.
+        let (now_uid, now_gid) = unsafe { (libc::setfsuid(u32::MAX), libc::setfsgid(u32::MAX)) };
+        if now_uid as u32 != uid || now_gid as u32 != gid {
+            return Err(Errno::EPERM); // the guard puts back what did change
+        }
+        Ok(guard)
+    }
+}
+
+impl Drop for AsCaller<'_> {
+    fn drop(&mut self) {
+        // SAFETY: per-thread credential calls back to the server's own identity, which
+        // root may always take.
+        let ok = unsafe {
+            libc::setfsuid(self.uid);
+            libc::setfsgid(self.gid);
+            libc::setfsuid(u32::MAX) as u32 == self.uid
+                && libc::setfsgid(u32::MAX) as u32 == self.gid
+                && set_thread_groups(self.groups)
+        };
+        if !ok {
+            // A worker thread left acting as a user would serve the next request with the
+            // wrong identity: stop rather than do that.
+            eprintln!("antsched mount: cannot restore the server's credentials; aborting");
+            std::process::abort();
+        }
+    }
+}
+
 impl AntFs {
     pub fn new(
         shared: Arc<Shared>,
@@ -367,6 +482,7 @@ impl AntFs {
             direct_io,
             readahead,
             chown: root_user,
+            server_groups: own_groups()?,
         })
     }
 
@@ -454,6 +570,25 @@ impl AntFs {
         // SAFETY: a fresh descriptor we own.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         let st = stat_fd(fd.as_raw_fd())?;
+        Ok(self.register(fd, &st))
+    }
+
+    /// The entry for the open regular file `file` (whose status is `st`), counted as a
+    /// lookup: for a file just created, whatever its name has become since.
+    fn entry_of_fd(&self, file: &File, st: &libc::stat) -> Result<FileAttr, Errno> {
+        let path = proc_path(file.as_raw_fd());
+        // SAFETY: valid C string; the /proc magic link names the very inode `file` is.
+        let fd = unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+        if fd < 0 {
+            return Err(last_errno());
+        }
+        // SAFETY: a fresh descriptor we own.
+        Ok(self.register(unsafe { OwnedFd::from_raw_fd(fd) }, st))
+    }
+
+    /// Counts one more kernel reference to the inode `fd` is (status `st`), making it known
+    /// if it is new.
+    fn register(&self, fd: OwnedFd, st: &libc::stat) -> FileAttr {
         let key = (st.st_dev, st.st_ino);
         let mut g = self.inodes();
         let ino = match g.by_key.get(&key).copied() {
@@ -479,29 +614,16 @@ impl AntFs {
                 ino
             }
         };
-        Ok(attr_of(ino, &st))
+        attr_of(ino, st)
     }
 
-    /// Gives a newly made entry to the requesting user (the server runs as root), and its
-    /// group as the directory's if that is set-group-id.
-    fn give_to_caller(&self, req: &Request, parent: &OwnedFd, name: &CString) {
+    /// Makes this thread act as the requesting user for the file system until the guard
+    /// is dropped, when the server runs as root (see [`AsCaller`]); `None` otherwise.
+    fn as_caller(&self, req: &Request) -> Result<Option<AsCaller<'_>>, Errno> {
         if !self.chown {
-            return;
+            return Ok(None);
         }
-        let gid = match stat_fd(parent.as_raw_fd()) {
-            Ok(st) if st.st_mode & libc::S_ISGID != 0 => st.st_gid,
-            _ => req.gid(),
-        };
-        // SAFETY: valid descriptor and C string; AT_SYMLINK_NOFOLLOW changes the entry itself.
-        unsafe {
-            libc::fchownat(
-                parent.as_raw_fd(),
-                name.as_ptr(),
-                req.uid(),
-                gid,
-                libc::AT_SYMLINK_NOFOLLOW,
-            )
-        };
+        AsCaller::become_user(req.uid(), req.gid(), req.pid(), &self.server_groups).map(Some)
     }
 
     /// Frees a file's blocks once its last name and handle are gone.
@@ -850,11 +972,12 @@ impl Filesystem for AntFs {
             }
             let p = self.dir_fd(parent)?;
             let c = cstr(name)?;
+            let user = self.as_caller(req)?;
             // SAFETY: valid descriptor and C string.
-            if unsafe { libc::mknodat(p.as_raw_fd(), c.as_ptr(), mode, u64::from(rdev)) } != 0 {
-                return Err(last_errno());
-            }
-            self.give_to_caller(req, &p, &c);
+            let r = unsafe { libc::mknodat(p.as_raw_fd(), c.as_ptr(), mode, u64::from(rdev)) };
+            let r = if r == 0 { Ok(()) } else { Err(last_errno()) };
+            drop(user);
+            r?;
             self.lookup_entry(&p, name)
         })();
         match r {
@@ -874,11 +997,12 @@ impl Filesystem for AntFs {
     ) {
         let r = (|| {
             let (p, c) = self.changeable_entry(parent, name)?;
+            let user = self.as_caller(req)?;
             // SAFETY: valid descriptor and C string.
-            if unsafe { libc::mkdirat(p.as_raw_fd(), c.as_ptr(), mode) } != 0 {
-                return Err(last_errno());
-            }
-            self.give_to_caller(req, &p, &c);
+            let r = unsafe { libc::mkdirat(p.as_raw_fd(), c.as_ptr(), mode) };
+            let r = if r == 0 { Ok(()) } else { Err(last_errno()) };
+            drop(user);
+            r?;
             self.lookup_entry(&p, name)
         })();
         match r {
@@ -938,10 +1062,11 @@ impl Filesystem for AntFs {
             let t = cstr(target.as_os_str())?;
             // SAFETY: valid descriptor and C strings. The target is stored as given; it is
             // confined when read (readlink).
-            if unsafe { libc::symlinkat(t.as_ptr(), p.as_raw_fd(), c.as_ptr()) } != 0 {
-                return Err(last_errno());
-            }
-            self.give_to_caller(req, &p, &c);
+            let user = self.as_caller(req)?;
+            let r = unsafe { libc::symlinkat(t.as_ptr(), p.as_raw_fd(), c.as_ptr()) };
+            let r = if r == 0 { Ok(()) } else { Err(last_errno()) };
+            drop(user);
+            r?;
             self.lookup_entry(&p, link_name)
         })();
         match r {
@@ -1460,6 +1585,9 @@ impl Filesystem for AntFs {
         let r = (|| {
             let (p, c) = self.changeable_entry(parent, name)?;
             let keep = flags & !(libc::O_APPEND | libc::O_DIRECT | libc::O_NOCTTY);
+            // As the caller: the file is theirs from the moment it exists (and an existing
+            // file of that name is opened with their permissions, not root's).
+            let user = self.as_caller(req)?;
             // SAFETY: valid descriptor and C string; O_NOFOLLOW: never create through a link.
             let f = unsafe {
                 libc::openat(
@@ -1469,14 +1597,14 @@ impl Filesystem for AntFs {
                     mode,
                 )
             };
-            if f < 0 {
-                return Err(last_errno());
-            }
+            let f = if f < 0 { Err(last_errno()) } else { Ok(f) };
+            drop(user);
             // SAFETY: a fresh descriptor we own.
-            let file = File::from(unsafe { OwnedFd::from_raw_fd(f) });
-            self.give_to_caller(req, &p, &c);
-            let attr = self.lookup_entry(&p, name)?;
+            let file = File::from(unsafe { OwnedFd::from_raw_fd(f?) });
             let st = stat_fd(file.as_raw_fd())?;
+            // The entry the kernel is told of is the file just opened, not whatever has the
+            // name by now (someone may have renamed another file over it).
+            let attr = self.entry_of_fd(&file, &st)?;
             let fh = self.add_handle(Handle::File {
                 file,
                 key: (st.st_dev, st.st_ino),

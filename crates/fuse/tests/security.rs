@@ -11,6 +11,7 @@ mod common;
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 use antsched_fuse::MountError;
@@ -133,4 +134,219 @@ fn a_backing_tree_that_does_not_fit_is_refused_naming_the_file_and_its_size() {
     assert!(msg.contains(&(cap + 1).to_string()), "{msg}");
     assert!(msg.contains("does not fit"), "{msg}");
     assert!(!is_mounted(&m));
+}
+
+/// Makes the calling thread (only) the user `uid`/`gid` with `groups`, for good: the raw
+/// system calls change one thread (glibc's wrappers would change the whole test process),
+/// and a thread it spawns inherits the identity.
+fn become_user_in_this_thread(uid: u32, gid: u32, groups: &[libc::gid_t]) {
+    // SAFETY: raw credential system calls on the calling thread, with valid arguments.
+    unsafe {
+        assert_eq!(
+            libc::syscall(libc::SYS_setgroups, groups.len(), groups.as_ptr()),
+            0
+        );
+        assert_eq!(libc::syscall(libc::SYS_setresgid, gid, gid, gid), 0);
+        assert_eq!(libc::syscall(libc::SYS_setresuid, uid, uid, uid), 0);
+    }
+}
+
+const NOBODY: u32 = 65534;
+
+/// What one run of the ownership race did.
+struct Race {
+    root_files: usize,
+    user_creates: u64,
+    changed_owner: usize,
+}
+
+/// The attack of issue 17, item 1: in a directory of BACKING that every user may write and
+/// that has no sticky bit, root's mode-600 files keep appearing; a user creates a name
+/// through the mount while, in BACKING itself, swapping root's newest file with that name
+/// (`renameat2(RENAME_EXCHANGE)`) as fast as it can, then renames whatever the name holds
+/// away through the mount. A server that creates as root and then changes the owner by
+/// name hands root's file to the user whenever the swap lands between the two.
+fn ownership_race(seconds: u64) -> Race {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+    let t = TempDir::new("race");
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (b, m) = (t.join("backing"), t.join("mnt"));
+    std::fs::create_dir_all(&m).unwrap();
+    std::fs::create_dir_all(b.join("pub")).unwrap();
+    std::fs::set_permissions(&b, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // World-writable, no sticky bit: anyone may rename anything in it.
+    std::fs::set_permissions(b.join("pub"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mut cfg = fast_config(&b, &m);
+    cfg.allow_other = true;
+    let s = serve(&cfg);
+    let stop = Arc::new(AtomicBool::new(false));
+    let newest = Arc::new(AtomicU64::new(0));
+    let creates = Arc::new(AtomicU64::new(0));
+    // The user, creating through the mount.
+    let creator = {
+        let (stop, creates, m) = (stop.clone(), creates.clone(), m.clone());
+        std::thread::spawn(move || {
+            become_user_in_this_thread(NOBODY, NOBODY, &[]);
+            let x = m.join("pub/x");
+            let mut i = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let r = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .mode(0o600)
+                    .open(&x);
+                if r.is_ok() {
+                    creates.fetch_add(1, Ordering::Relaxed);
+                }
+                drop(r);
+                i += 1;
+                let _ = std::fs::rename(&x, m.join(format!("pub/s{i}")));
+            }
+        })
+    };
+    // The same user, swapping root's newest file with that name in BACKING.
+    let swapper = {
+        let (stop, newest, b) = (stop.clone(), newest.clone(), b.clone());
+        std::thread::spawn(move || {
+            become_user_in_this_thread(NOBODY, NOBODY, &[]);
+            let x = CString::new(b.join("pub/x").as_os_str().as_bytes()).unwrap();
+            while !stop.load(Ordering::Relaxed) {
+                let n = newest.load(Ordering::Relaxed);
+                let r = CString::new(b.join(format!("pub/r{n}")).as_os_str().as_bytes()).unwrap();
+                for _ in 0..64 {
+                    // SAFETY: valid C strings.
+                    unsafe {
+                        libc::renameat2(
+                            libc::AT_FDCWD,
+                            r.as_ptr(),
+                            libc::AT_FDCWD,
+                            x.as_ptr(),
+                            libc::RENAME_EXCHANGE,
+                        )
+                    };
+                }
+            }
+        })
+    };
+    // Root, making mode-600 files in the shared directory; their inodes are what must stay
+    // root's wherever they end up.
+    let mut roots = std::collections::HashSet::new();
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    let mut n = 0u64;
+    while std::time::Instant::now() < end {
+        n += 1;
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(b.join(format!("pub/r{n}")))
+            .unwrap();
+        roots.insert(f.metadata().unwrap().ino());
+        drop(f);
+        newest.store(n, Ordering::Relaxed);
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    stop.store(true, Ordering::Relaxed);
+    creator.join().unwrap();
+    swapper.join().unwrap();
+    s.unmount();
+    let mut changed = 0;
+    let mut seen = 0;
+    for e in std::fs::read_dir(b.join("pub")).unwrap() {
+        let md = e.unwrap().metadata().unwrap();
+        if roots.contains(&md.ino()) {
+            seen += 1;
+            if md.uid() != 0 {
+                changed += 1;
+            }
+        }
+    }
+    assert_eq!(seen, roots.len(), "a root file went missing");
+    Race {
+        root_files: roots.len(),
+        user_creates: creates.load(Ordering::Relaxed),
+        changed_owner: changed,
+    }
+}
+
+fn check_ownership_race(test: &str, seconds: u64) {
+    if !fuse_or_skip(test, &[]) {
+        return;
+    }
+    let r = ownership_race(seconds);
+    eprintln!(
+        "ownership race, {seconds} s: {} root files, {} files created by the user through the mount, {} root files changed owner",
+        r.root_files, r.user_creates, r.changed_owner
+    );
+    assert!(r.root_files > 0 && r.user_creates > 0);
+    assert_eq!(r.changed_owner, 0, "root's files became the user's");
+}
+
+/// A few seconds (`ANTSCHED_RACE_SECONDS` to change it); the minute-long run is
+/// `ownership_race_for_a_minute`, ignored by default.
+#[test]
+fn no_root_file_changes_owner_when_a_user_races_a_create_against_a_rename() {
+    let secs = std::env::var("ANTSCHED_RACE_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
+    check_ownership_race(
+        "no_root_file_changes_owner_when_a_user_races_a_create_against_a_rename",
+        secs,
+    );
+}
+
+#[test]
+#[ignore = "runs for a minute: cargo test --release -p antsched-fuse --test security -- --ignored"]
+fn ownership_race_for_a_minute() {
+    check_ownership_race("ownership_race_for_a_minute", 60);
+}
+
+#[test]
+fn files_made_through_the_mount_belong_to_their_maker_including_by_a_supplementary_group() {
+    if !fuse_or_skip(
+        "files_made_through_the_mount_belong_to_their_maker_including_by_a_supplementary_group",
+        &[],
+    ) {
+        return;
+    }
+    let t = TempDir::new("owner");
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (b, m) = (t.join("backing"), t.join("mnt"));
+    std::fs::create_dir_all(&m).unwrap();
+    std::fs::create_dir_all(b.join("team")).unwrap();
+    std::fs::set_permissions(&b, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // Writable only by group 4242, set-group-id: nobody may write here only through a
+    // supplementary group, and new entries take the directory's group.
+    let team = CString::new(b.join("team").as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid path.
+    assert_eq!(unsafe { libc::chown(team.as_ptr(), 0, 4242) }, 0);
+    std::fs::set_permissions(b.join("team"), std::fs::Permissions::from_mode(0o2770)).unwrap();
+    let mut cfg = fast_config(&b, &m);
+    cfg.allow_other = true;
+    let s = serve(&cfg);
+    let mm = m.clone();
+    let made = std::thread::spawn(move || {
+        become_user_in_this_thread(NOBODY, NOBODY, &[4242]);
+        let d = mm.join("team");
+        std::fs::write(d.join("file"), b"x")?;
+        std::fs::create_dir(d.join("dir"))?;
+        std::os::unix::fs::symlink("file", d.join("link"))?;
+        let fifo = CString::new(d.join("fifo").as_os_str().as_bytes()).unwrap();
+        // SAFETY: a valid path.
+        if unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok::<(), std::io::Error>(())
+    })
+    .join()
+    .unwrap();
+    made.expect("nobody, in group 4242, makes entries in team/");
+    for name in ["file", "dir", "link", "fifo"] {
+        let md = std::fs::symlink_metadata(b.join("team").join(name)).unwrap();
+        assert_eq!((md.uid(), md.gid()), (NOBODY, 4242), "{name}");
+    }
+    s.unmount();
 }
