@@ -23,11 +23,32 @@
 //! then down plain names). A link into the tree reads the same as before (up to `.`/`..`
 //! normalisation); a link out of it lands on the same path inside the tree, or on nothing.
 //!
+//! That rewrite is right only from the directory it was made for, and FUSE's `readlink`
+//! does not say which name of the link the kernel is following. So:
+//! - a hard link to a symbolic link is refused through the mount (`EPERM`): a second name
+//!   at another depth would climb out of the mount's root by the difference (the issue's
+//!   `ln -P d1/.../d6/L L2; head L2` read the host's `/etc/passwd`);
+//! - for links it cannot refuse (hard links made in BACKING, before or while mounted; a
+//!   rename in BACKING the kernel has not revalidated yet, for up to the one-second entry
+//!   TTL), the server keeps every directory the kernel has been told each inode is in
+//!   (lookups, creations, renames through the mount; forgotten only with the inode), and a
+//!   rewritten target that climbs more levels than the shallowest directory the kernel may
+//!   be following it from is refused (`EPERM`) rather than served. A rename through the
+//!   mount moves the backing entry and the kernel's dentry together, so the link reads as
+//!   it should from its new place, except that a target climbing above the shallowest place
+//!   the link (or a directory above it) has been seen at since the kernel last forgot it
+//!   reads as `EPERM` until it is forgotten (`echo 2 > /proc/sys/vm/drop_caches`). The
+//!   kernel caches no link targets (`FUSE_CACHE_SYMLINKS` is not negotiated), so each
+//!   follow asks again.
+//!
+//! What is assumed: the mount is reached at its own root. A bind mount of a directory
+//! inside it elsewhere would make that directory a root the kernel climbs out of.
+//!
 //! Permissions are checked by the kernel against the backing files' owners and modes
 //! (`default_permissions`). An entry a user creates through the mount (file, directory,
 //! link, pipe) is created *as* that user: the server runs as root, and the worker thread
 //! takes the requester's file-system uid, gid and supplementary groups for the one system
-//! call that makes it ([`AsCaller`]), so it is the user's from the moment it exists and
+//! call that makes it (`AsCaller`), so it is the user's from the moment it exists and
 //! nothing is ever given away by name afterwards (a chown by name after creating lets a user
 //! who can rename in the directory swap another of root's files under the name first).
 //! Ownership changes (`chown`) act on the inode's own descriptor, never by name, and never
@@ -116,6 +137,11 @@ struct Node {
     key: FileKey,
     kind: FileType,
     nlookup: u64,
+    /// Every directory the kernel has been told this inode is an entry of since it learned
+    /// of it (lookups, creations, links, renames through the mount): the places its dentries
+    /// can be. Never shrunk before the kernel forgets the inode, so that the shallowest of
+    /// them is never deeper than a dentry the kernel still follows (see `readlink`).
+    parents: Vec<u64>,
 }
 
 struct Inodes {
@@ -551,7 +577,12 @@ impl AntFs {
     }
 
     /// Looks `name` up in directory `parent` and counts one more kernel reference to it.
-    fn lookup_entry(&self, parent: &OwnedFd, name: &OsStr) -> Result<FileAttr, Errno> {
+    fn lookup_entry(
+        &self,
+        parent_ino: INodeNo,
+        parent: &OwnedFd,
+        name: &OsStr,
+    ) -> Result<FileAttr, Errno> {
         if name.is_empty() || name == "." || name == ".." || name.as_bytes().contains(&b'/') {
             return Err(Errno::EINVAL);
         }
@@ -570,12 +601,17 @@ impl AntFs {
         // SAFETY: a fresh descriptor we own.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         let st = stat_fd(fd.as_raw_fd())?;
-        Ok(self.register(fd, &st))
+        Ok(self.register(parent_ino, fd, &st))
     }
 
     /// The entry for the open regular file `file` (whose status is `st`), counted as a
     /// lookup: for a file just created, whatever its name has become since.
-    fn entry_of_fd(&self, file: &File, st: &libc::stat) -> Result<FileAttr, Errno> {
+    fn entry_of_fd(
+        &self,
+        parent: INodeNo,
+        file: &File,
+        st: &libc::stat,
+    ) -> Result<FileAttr, Errno> {
         let path = proc_path(file.as_raw_fd());
         // SAFETY: valid C string; the /proc magic link names the very inode `file` is.
         let fd = unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
@@ -583,18 +619,21 @@ impl AntFs {
             return Err(last_errno());
         }
         // SAFETY: a fresh descriptor we own.
-        Ok(self.register(unsafe { OwnedFd::from_raw_fd(fd) }, st))
+        Ok(self.register(parent, unsafe { OwnedFd::from_raw_fd(fd) }, st))
     }
 
-    /// Counts one more kernel reference to the inode `fd` is (status `st`), making it known
-    /// if it is new.
-    fn register(&self, fd: OwnedFd, st: &libc::stat) -> FileAttr {
+    /// Counts one more kernel reference to the inode `fd` is (status `st`), which the kernel
+    /// is about to know as an entry of directory `parent`, making it known if it is new.
+    fn register(&self, parent: INodeNo, fd: OwnedFd, st: &libc::stat) -> FileAttr {
         let key = (st.st_dev, st.st_ino);
         let mut g = self.inodes();
         let ino = match g.by_key.get(&key).copied() {
             Some(ino) => {
                 if let Some(n) = g.nodes.get_mut(&ino) {
                     n.nlookup += 1;
+                    if !n.parents.contains(&parent.0) {
+                        n.parents.push(parent.0);
+                    }
                 }
                 ino
             }
@@ -608,6 +647,7 @@ impl AntFs {
                         key,
                         kind: kind_of(st.st_mode),
                         nlookup: 1,
+                        parents: vec![parent.0],
                     },
                 );
                 g.by_key.insert(key, ino);
@@ -615,6 +655,65 @@ impl AntFs {
             }
         };
         attr_of(ino, st)
+    }
+
+    /// Records that the kernel may see the backing inode `st` (if it knows it) in directory
+    /// `parent`.
+    fn add_parent(&self, st: Option<&libc::stat>, parent: INodeNo) {
+        let Some(st) = st else { return };
+        let mut g = self.inodes();
+        if let Some(ino) = g.by_key.get(&(st.st_dev, st.st_ino)).copied() {
+            if let Some(n) = g.nodes.get_mut(&ino) {
+                if !n.parents.contains(&parent.0) {
+                    n.parents.push(parent.0);
+                }
+            }
+        }
+    }
+
+    /// The fewest levels below the mount's root at which the kernel may hold a dentry of
+    /// directory `ino`, as far as this server has told it (see [`Node::parents`]); 0 for
+    /// anything it cannot account for, which is the safe answer.
+    fn kernel_depth(g: &Inodes, ino: u64, seen: &mut Vec<u64>) -> usize {
+        if ino == INodeNo::ROOT.0 {
+            return 0;
+        }
+        let Some(n) = g.nodes.get(&ino) else {
+            return 0;
+        };
+        if seen.contains(&ino) || seen.len() > 4096 {
+            return usize::MAX; // a cycle among stale parents is no real place
+        }
+        seen.push(ino);
+        let d = n
+            .parents
+            .iter()
+            .map(|p| Self::kernel_depth(g, *p, seen).saturating_add(1))
+            .min()
+            .unwrap_or(0);
+        seen.pop();
+        d
+    }
+
+    /// The fewest levels below the mount's root of any directory the kernel may follow the
+    /// symbolic link `ino` from.
+    fn link_depth(&self, ino: u64) -> usize {
+        let g = self.inodes();
+        let Some(n) = g.nodes.get(&ino) else {
+            return 0;
+        };
+        let mut seen = Vec::new();
+        let d = n
+            .parents
+            .iter()
+            .map(|p| Self::kernel_depth(&g, *p, &mut seen))
+            .min()
+            .unwrap_or(0);
+        if d == usize::MAX {
+            0
+        } else {
+            d
+        }
     }
 
     /// Makes this thread act as the requesting user for the file system until the guard
@@ -772,7 +871,7 @@ impl Filesystem for AntFs {
         }
         let r = self
             .dir_fd(parent)
-            .and_then(|p| self.lookup_entry(&p, name));
+            .and_then(|p| self.lookup_entry(parent, &p, name));
         match r {
             Ok(attr) => reply.entry(&TTL, &attr, Generation(0)),
             Err(e) => reply.error(e),
@@ -942,9 +1041,22 @@ impl Filesystem for AntFs {
                 .parent()
                 .map(|p| p.iter().map(|c| c.to_os_string()).collect())
                 .unwrap_or_default();
-            Ok(confine_link(&dir, &target, &self.backing)
-                .into_os_string()
-                .into_vec())
+            let confined = confine_link(&dir, &target, &self.backing);
+            // The kernel follows the result from the directory of the dentry it walked
+            // through, which is the backing file's directory above only if the two agree.
+            // They may not: a second name at another depth (a hard link made in BACKING), or
+            // a rename in BACKING the kernel has not seen yet. The result climbs `up` levels
+            // and then only descends, so it stays inside the mount from any directory at
+            // least `up` levels deep: refuse it if the kernel may be following it from a
+            // shallower one (it would climb out of the mount's root into the host).
+            let up = confined
+                .components()
+                .take_while(|c| *c == Component::ParentDir)
+                .count();
+            if up > self.link_depth(ino.0) {
+                return Err(Errno::EPERM);
+            }
+            Ok(confined.into_os_string().into_vec())
         })();
         match r {
             Ok(t) => reply.data(&t),
@@ -978,7 +1090,7 @@ impl Filesystem for AntFs {
             let r = if r == 0 { Ok(()) } else { Err(last_errno()) };
             drop(user);
             r?;
-            self.lookup_entry(&p, name)
+            self.lookup_entry(parent, &p, name)
         })();
         match r {
             Ok(a) => reply.entry(&TTL, &a, Generation(0)),
@@ -1003,7 +1115,7 @@ impl Filesystem for AntFs {
             let r = if r == 0 { Ok(()) } else { Err(last_errno()) };
             drop(user);
             r?;
-            self.lookup_entry(&p, name)
+            self.lookup_entry(parent, &p, name)
         })();
         match r {
             Ok(a) => reply.entry(&TTL, &a, Generation(0)),
@@ -1067,7 +1179,7 @@ impl Filesystem for AntFs {
             let r = if r == 0 { Ok(()) } else { Err(last_errno()) };
             drop(user);
             r?;
-            self.lookup_entry(&p, link_name)
+            self.lookup_entry(parent, &p, link_name)
         })();
         match r {
             Ok(a) => reply.entry(&TTL, &a, Generation(0)),
@@ -1093,6 +1205,13 @@ impl Filesystem for AntFs {
             let np = self.dir_fd(newparent)?;
             let (c, nc) = (cstr(name)?, cstr(newname)?);
             let replaced = stat_at(np.as_raw_fd(), &nc).ok();
+            // The kernel is about to see the entry in its new directory (and, for an
+            // exchange, the other in the old one): record it before it can follow it there.
+            let moved = stat_at(p.as_raw_fd(), &c).ok();
+            self.add_parent(moved.as_ref(), newparent);
+            if flags.contains(RenameFlags::RENAME_EXCHANGE) {
+                self.add_parent(replaced.as_ref(), parent);
+            }
             // SAFETY: valid descriptors and C strings.
             let r = unsafe {
                 libc::renameat2(
@@ -1133,7 +1252,13 @@ impl Filesystem for AntFs {
             if reserved(newparent, newname) {
                 return Err(Errno::EROFS);
             }
-            let (fd, _, _) = self.node(ino)?;
+            let (fd, _, kind) = self.node(ino)?;
+            // A symbolic link's target is confined for the directory it is in (readlink): a
+            // second name in another directory would be followed from a place it was not
+            // confined for, and a target that climbs would climb out of the mount there.
+            if kind == FileType::Symlink {
+                return Err(Errno::EPERM);
+            }
             let np = self.dir_fd(newparent)?;
             let nc = cstr(newname)?;
             // SAFETY: valid descriptors and C strings; AT_EMPTY_PATH links the inode `fd` is.
@@ -1149,7 +1274,7 @@ impl Filesystem for AntFs {
             if r != 0 {
                 return Err(last_errno());
             }
-            self.lookup_entry(&np, newname)
+            self.lookup_entry(newparent, &np, newname)
         })();
         match r {
             Ok(a) => reply.entry(&TTL, &a, Generation(0)),
@@ -1604,7 +1729,7 @@ impl Filesystem for AntFs {
             let st = stat_fd(file.as_raw_fd())?;
             // The entry the kernel is told of is the file just opened, not whatever has the
             // name by now (someone may have renamed another file over it).
-            let attr = self.entry_of_fd(&file, &st)?;
+            let attr = self.entry_of_fd(parent, &file, &st)?;
             let fh = self.add_handle(Handle::File {
                 file,
                 key: (st.st_dev, st.st_ino),

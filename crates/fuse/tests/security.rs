@@ -350,3 +350,90 @@ fn files_made_through_the_mount_belong_to_their_maker_including_by_a_supplementa
     }
     s.unmount();
 }
+
+/// Whether reading `path` (through the mount) yields the secret kept outside BACKING.
+fn leaks(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|s| s.contains("outside secret"))
+}
+
+#[test]
+fn no_symlink_reaches_outside_backing_by_any_name_depth_or_rename() {
+    if !fuse_or_skip(
+        "no_symlink_reaches_outside_backing_by_any_name_depth_or_rename",
+        &[],
+    ) {
+        return;
+    }
+    let t = TempDir::new("escape");
+    let (b, m) = (t.join("backing"), t.join("mnt"));
+    std::fs::create_dir_all(&m).unwrap();
+    std::fs::create_dir_all(b.join("p1/p2/p3")).unwrap();
+    let secret = t.join("secret");
+    std::fs::write(&secret, b"outside secret\n").unwrap();
+    std::fs::write(b.join("inside"), b"inside\n").unwrap();
+    // The secret by its absolute path, and by climbing far past the root from anywhere.
+    let abs = secret.clone();
+    let climb = Path::new(&"../".repeat(24)).join(secret.strip_prefix("/").unwrap());
+    let sym = |target: &Path, link: &Path| std::os::unix::fs::symlink(target, link).unwrap();
+    // Planted in BACKING before mounting: at depth, absolute, and a hard link to a
+    // symlink at another depth (which the backing file system allows).
+    sym(&climb, &b.join("p1/p2/p3/planted"));
+    sym(&abs, &b.join("p1/planted-abs"));
+    sym(&climb, &b.join("p1/p2/p3/deep"));
+    std::fs::hard_link(b.join("p1/p2/p3/deep"), b.join("shallow")).unwrap();
+    sym(&climb, &b.join("moved"));
+    let s = serve(&fast_config(&b, &m));
+    for p in ["p1/p2/p3/planted", "p1/planted-abs"] {
+        assert!(!leaks(&m.join(p)), "{p}");
+    }
+    // The hard link, deep name first: the server's descriptor is the deep one, and the
+    // kernel then follows the same inode from the root.
+    assert!(!leaks(&m.join("p1/p2/p3/deep")));
+    assert!(!leaks(&m.join("shallow")), "through a planted hard link");
+    // Renamed deeper in BACKING while the kernel still has it at the root (its dentry is
+    // good for a second): followed from the root, a target confined for the new depth
+    // would climb out.
+    assert!(!leaks(&m.join("moved")));
+    std::fs::create_dir_all(b.join("x1/x2/x3/x4/x5/x6/x7/x8")).unwrap();
+    std::fs::rename(b.join("moved"), b.join("x1/x2/x3/x4/x5/x6/x7/x8/moved")).unwrap();
+    assert!(
+        !leaks(&m.join("moved")),
+        "through a rename behind the mount"
+    );
+    // Made through the mount: relative at depth, absolute.
+    let d6 = m.join("d1/d2/d3/d4/d5/d6");
+    std::fs::create_dir_all(&d6).unwrap();
+    sym(&climb, &d6.join("L"));
+    sym(&abs, &m.join("A"));
+    assert!(!leaks(&d6.join("L")));
+    assert!(!leaks(&m.join("A")));
+    // The hard link (`ln -P`): refused, since a link is confined for one directory.
+    let e = std::fs::hard_link(d6.join("L"), m.join("L2")).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EPERM), "{e}");
+    assert!(!leaks(&m.join("L2")));
+    // Renamed through the mount to another depth, the link itself or a directory above it.
+    std::fs::rename(d6.join("L"), m.join("R")).unwrap();
+    assert!(!leaks(&m.join("R")));
+    sym(&climb, &d6.join("L3"));
+    assert!(!leaks(&d6.join("L3")));
+    std::fs::rename(m.join("d1/d2/d3"), m.join("e3")).unwrap();
+    assert!(!leaks(&m.join("e3/d4/d5/d6/L3")));
+    // Links inside the tree still work, at depth and after a rename.
+    sym(Path::new("../../../../inside"), &m.join("e3/d4/d5/d6/in"));
+    assert_eq!(
+        std::fs::read_to_string(m.join("e3/d4/d5/d6/in")).unwrap(),
+        "inside\n"
+    );
+    std::fs::rename(m.join("e3/d4/d5/d6/in"), m.join("e3/d4/d5/d6/in2")).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(m.join("e3/d4/d5/d6/in2")).unwrap(),
+        "inside\n"
+    );
+    // The host's own /etc/passwd, the example, never shows either.
+    let passwd = Path::new(&"../".repeat(10)).join("etc/passwd");
+    let p = m.join("e3/d4/d5/d6/P");
+    sym(&passwd, &p);
+    let host = std::fs::read_to_string("/etc/passwd").unwrap();
+    assert_ne!(std::fs::read_to_string(&p).ok(), Some(host));
+    s.unmount();
+}
