@@ -68,6 +68,28 @@
 //! `fsync` waits for any write of the file still in the runtime (one racing it from another
 //! thread), then `fsync`s the backing file.
 //!
+//! ## Files changed in BACKING while mounted
+//!
+//! The kernel keeps a file's pages in its page cache across opens (`FOPEN_KEEP_CACHE`), as a
+//! local file system does; a file changed in BACKING by another program, not through the
+//! mount, would then be served as its old cached pages mixed with new ones read since. The
+//! server notes each file's version (modification and change times, size) after its own
+//! changes and at every open and read, and:
+//! - at an open, a file whose version changed behind the mount is opened without
+//!   `FOPEN_KEEP_CACHE`, so the kernel drops its cached pages: it is read whole and new;
+//! - for a file already open, the kernel (`FUSE_AUTO_INVAL_DATA`, negotiated at init)
+//!   drops the cached pages of a file whose modification time or size changed when it
+//!   next refreshes the attributes, which it does on a read at most the attribute TTL
+//!   (1 s) after it last did;
+//! - a change seen at an open or at a read that reaches the server is reported on the
+//!   standard error.
+//!
+//! What is left, and stated: for up to the TTL after a change to a file that stays open,
+//! a read may still combine cached old pages with new ones (the kernel answers cached
+//! pages without asking); two writes within one tick of the kernel's clock that leave the
+//! size alike look like one version; and `--direct-io` has no cache to go stale. A file
+//! replaced by a rename in BACKING is a new inode, seen at the next lookup (entry TTL 1 s).
+//!
 //! ## `.antsched/stats.json`
 //!
 //! The root directory holds one more entry than the backing directory: `.antsched`, a
@@ -90,7 +112,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use antsched_core::{ClassId, ContextId, Op};
 use antsched_io::{Ctx, IoBuf, Runtime};
 use fuser::{
-    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo,
+    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, InitFlags,
     KernelConfig, LockOwner, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData,
     ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow,
     WriteFlags,
@@ -101,8 +123,9 @@ use crate::contexts::Contexts;
 use crate::layout::{FileKey, Layout, BLOCK};
 use crate::report::{IoStats, Settings};
 
-/// How long the kernel may cache attributes and names. The backing tree is assumed to
-/// change only through the mount while mounted.
+/// How long the kernel may cache attributes and names, and so how long after a change in
+/// BACKING (not through the mount) the kernel may go on using the old ones (see the module
+/// documentation).
 const TTL: Duration = Duration::from_secs(1);
 /// The virtual `.antsched` directory and its `stats.json`.
 pub const STATS_DIR: &str = ".antsched";
@@ -185,6 +208,10 @@ pub struct AntFs {
     written: Condvar,
     direct_io: bool,
     readahead: Option<u32>,
+    /// Per backing file, its version (see [`Version`]) as the server last saw it: after
+    /// its own changes, at opens and at reads. A file found at another version changed in
+    /// BACKING behind the mount, and the kernel's cached pages of it are stale.
+    versions: Mutex<FxHashMap<FileKey, Version>>,
     /// Create new entries as the user who asked (when running as root).
     chown: bool,
     /// The server's own supplementary groups, given back after acting as a user.
@@ -368,6 +395,27 @@ pub fn confine_link(dir: &[OsString], target: &Path, backing: &Path) -> PathBuf 
     out
 }
 
+/// What identifies a state of a file's contents: its modification and change times and
+/// its size. Any write to it, by anyone, changes the modification time (to the kernel's
+/// clock tick: two writes in one tick can look the same), and anything that sets the
+/// modification time back changes the change time.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Version {
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+    size: i64,
+}
+
+impl Version {
+    fn of(st: &libc::stat) -> Version {
+        Version {
+            mtime: (st.st_mtime, st.st_mtime_nsec),
+            ctime: (st.st_ctime, st.st_ctime_nsec),
+            size: st.st_size,
+        }
+    }
+}
+
 /// The calling thread's supplementary groups.
 fn own_groups() -> std::io::Result<Vec<libc::gid_t>> {
     // SAFETY: a null list with size 0 asks for the count.
@@ -507,6 +555,7 @@ impl AntFs {
             written: Condvar::new(),
             direct_io,
             readahead,
+            versions: Mutex::new(FxHashMap::default()),
             chown: root_user,
             server_groups: own_groups()?,
         })
@@ -655,6 +704,73 @@ impl AntFs {
             }
         };
         attr_of(ino, st)
+    }
+
+    /// Records the version of a file the server has just changed itself (written,
+    /// truncated, renamed...), if it tracks it: its own changes are not changes behind the
+    /// mount.
+    fn note_own_change(&self, st: &libc::stat) {
+        let key = (st.st_dev, st.st_ino);
+        let mut v = self.versions.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(old) = v.get_mut(&key) {
+            *old = Version::of(st);
+        }
+    }
+
+    /// As [`note_own_change`](Self::note_own_change), for a file known by its key (after an
+    /// unlink or rename, which change its change time): through the kernel's descriptor of
+    /// it, if the kernel knows it.
+    fn note_own_change_of(&self, st: Option<&libc::stat>) {
+        let Some(st) = st else { return };
+        let fd = {
+            let g = self.inodes();
+            g.by_key
+                .get(&(st.st_dev, st.st_ino))
+                .and_then(|ino| g.nodes.get(ino))
+                .map(|n| n.fd.clone())
+        };
+        if let Some(now) = fd.and_then(|fd| stat_fd(fd.as_raw_fd()).ok()) {
+            self.note_own_change(&now);
+        }
+    }
+
+    /// Compares a file's version now with the one last seen and records it: `true` if it
+    /// changed behind the mount (and says so on the standard error: the kernel may have
+    /// served, or be about to serve, cached pages of the old contents with new ones).
+    fn changed_behind(&self, key: FileKey, st: &libc::stat, ino: INodeNo) -> bool {
+        // A write of the server's own in flight changes the file before it is noted: no
+        // judgement then (the write notes its version while still counted in flight).
+        if self.lock_writing().contains_key(&key) {
+            return false;
+        }
+        let now = Version::of(st);
+        let before = self
+            .versions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, now);
+        let changed = before.is_some_and(|b| b != now);
+        if changed {
+            eprintln!(
+                "antsched mount: a file (inode {}, mount inode {}) changed in the backing directory, not through the mount; the kernel's cached pages of it are dropped (at this open, or within a second for files already open)",
+                key.1, ino.0
+            );
+        }
+        changed
+    }
+
+    /// How a regular file is opened: with direct I/O if so mounted; else through the page
+    /// cache, kept across opens as a local file system keeps it, unless the file changed in
+    /// BACKING since the kernel may have cached it (`stale`): then without
+    /// `FOPEN_KEEP_CACHE`, which makes the kernel drop the file's cached pages at this open.
+    fn open_flags(&self, stale: bool) -> FopenFlags {
+        if self.direct_io {
+            FopenFlags::FOPEN_DIRECT_IO
+        } else if stale {
+            FopenFlags::empty()
+        } else {
+            FopenFlags::FOPEN_KEEP_CACHE
+        }
     }
 
     /// Records that the kernel may see the backing inode `st` (if it knows it) in directory
@@ -847,6 +963,13 @@ fn pread_full(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize
 
 impl Filesystem for AntFs {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
+        // The kernel compares a file's modification time and size whenever it refreshes its
+        // attributes (at most a TTL after the last time) and drops the cached pages of a
+        // file whose modification time changed: a file changed in BACKING while open is not
+        // served from stale pages for longer than that. (Writes through the mount change
+        // the time as well, so a written file's pages are dropped too at the next refresh.)
+        // A kernel without it (before 3.x) keeps only the check at open.
+        let _ = config.add_capabilities(InitFlags::FUSE_AUTO_INVAL_DATA);
         if let Some(bytes) = self.readahead {
             // The kernel offers its largest read-ahead; ask for what the user chose, or the
             // kernel's largest if that is less.
@@ -1007,7 +1130,9 @@ impl Filesystem for AntFs {
                     return Err(last_errno());
                 }
             }
-            stat_fd(raw)
+            let st = stat_fd(raw)?;
+            self.note_own_change(&st);
+            Ok(st)
         })();
         match r {
             Ok(st) => reply.attr(&TTL, &attr_of(ino.0, &st)),
@@ -1131,6 +1256,7 @@ impl Filesystem for AntFs {
             if unsafe { libc::unlinkat(p.as_raw_fd(), c.as_ptr(), 0) } != 0 {
                 return Err(last_errno());
             }
+            self.note_own_change_of(Some(&st));
             if st.st_mode & libc::S_IFMT == libc::S_IFREG {
                 self.maybe_release((st.st_dev, st.st_ino), st.st_nlink.saturating_sub(1));
             }
@@ -1225,6 +1351,8 @@ impl Filesystem for AntFs {
             if r != 0 {
                 return Err(last_errno());
             }
+            self.note_own_change_of(moved.as_ref());
+            self.note_own_change_of(replaced.as_ref());
             if let Some(st) = replaced {
                 if !flags.contains(RenameFlags::RENAME_EXCHANGE)
                     && st.st_mode & libc::S_IFMT == libc::S_IFREG
@@ -1274,6 +1402,9 @@ impl Filesystem for AntFs {
             if r != 0 {
                 return Err(last_errno());
             }
+            if let Ok(st) = stat_fd(fd.as_raw_fd()) {
+                self.note_own_change(&st);
+            }
             self.lookup_entry(newparent, &np, newname)
         })();
         match r {
@@ -1318,17 +1449,12 @@ impl Filesystem for AntFs {
             }
             // SAFETY: a fresh descriptor we own.
             let file = File::from(unsafe { OwnedFd::from_raw_fd(f) });
-            Ok(self.add_handle(Handle::File { file, key }))
+            let st = stat_fd(file.as_raw_fd())?;
+            let stale = self.changed_behind(key, &st, ino);
+            Ok((self.add_handle(Handle::File { file, key }), stale))
         })();
-        let open_flags = if self.direct_io {
-            FopenFlags::FOPEN_DIRECT_IO
-        } else {
-            // The backing files change only through the mount: keep the page cache across
-            // opens, as a local file system does.
-            FopenFlags::FOPEN_KEEP_CACHE
-        };
         match r {
-            Ok(fh) => reply.opened(FileHandle(fh), open_flags),
+            Ok((fh, stale)) => reply.opened(FileHandle(fh), self.open_flags(stale)),
             Err(e) => reply.error(e),
         }
     }
@@ -1336,7 +1462,7 @@ impl Filesystem for AntFs {
     fn read(
         &self,
         req: &Request,
-        _ino: INodeNo,
+        ino: INodeNo,
         fh: FileHandle,
         offset: u64,
         size: u32,
@@ -1354,7 +1480,11 @@ impl Filesystem for AntFs {
                 }
                 Handle::Dir { .. } => Err(Errno::EISDIR),
                 Handle::File { file, key } => {
-                    let file_len = file.metadata().map_err(|e| errno_of(&e))?.len();
+                    let st = stat_fd(file.as_raw_fd())?;
+                    // Said, not silent: pages of this read or the kernel's cache may mix
+                    // old contents and new until the kernel drops them.
+                    self.changed_behind(*key, &st, ino);
+                    let file_len = st.st_size as u64;
                     if offset >= file_len {
                         return Ok(Vec::new());
                     }
@@ -1406,7 +1536,13 @@ impl Filesystem for AntFs {
                 file_len,
             };
             self.timed(req, Op::Write, span, || {
-                file.write_all_at(data, offset).map_err(|e| errno_of(&e))
+                file.write_all_at(data, offset).map_err(|e| errno_of(&e))?;
+                // Noted while the write still counts as in flight, so that no reader takes
+                // the server's own write for a change behind the mount.
+                if let Ok(st) = stat_fd(file.as_raw_fd()) {
+                    self.note_own_change(&st);
+                }
+                Ok(())
             })?;
             Ok(data.len() as u32)
         })();
@@ -1689,6 +1825,9 @@ impl Filesystem for AntFs {
                     .unwrap_or_else(|e| e.into_inner())
                     .truncate(*key, now);
             }
+            if let Ok(st) = stat_fd(file.as_raw_fd()) {
+                self.note_own_change(&st);
+            }
             err.map_or(Ok(()), Err)
         })();
         match r {
@@ -1730,19 +1869,20 @@ impl Filesystem for AntFs {
             // The entry the kernel is told of is the file just opened, not whatever has the
             // name by now (someone may have renamed another file over it).
             let attr = self.entry_of_fd(parent, &file, &st)?;
-            let fh = self.add_handle(Handle::File {
-                file,
-                key: (st.st_dev, st.st_ino),
-            });
-            Ok((attr, fh))
+            let key = (st.st_dev, st.st_ino);
+            // Without O_EXCL, the name may have been an existing file: judged as at open.
+            let stale = self.changed_behind(key, &st, attr.ino);
+            let fh = self.add_handle(Handle::File { file, key });
+            Ok((attr, fh, stale))
         })();
-        let open_flags = if self.direct_io {
-            FopenFlags::FOPEN_DIRECT_IO
-        } else {
-            FopenFlags::FOPEN_KEEP_CACHE
-        };
         match r {
-            Ok((a, fh)) => reply.created(&TTL, &a, Generation(0), FileHandle(fh), open_flags),
+            Ok((a, fh, stale)) => reply.created(
+                &TTL,
+                &a,
+                Generation(0),
+                FileHandle(fh),
+                self.open_flags(stale),
+            ),
             Err(e) => reply.error(e),
         }
     }

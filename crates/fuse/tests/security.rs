@@ -437,3 +437,94 @@ fn no_symlink_reaches_outside_backing_by_any_name_depth_or_rename() {
     assert_ne!(std::fs::read_to_string(&p).ok(), Some(host));
     s.unmount();
 }
+
+/// A backing file of 1 MiB of `bytes(1)` with an old modification time (so that any change
+/// has a new one whatever the clock's tick), and a mount with the page cache and a 64 KiB
+/// read-ahead window (so that reading the first 128 KiB caches only the start).
+fn cached_mount(t: &TempDir) -> (std::path::PathBuf, std::path::PathBuf, Served) {
+    let (b, m) = (t.join("backing"), t.join("mnt"));
+    std::fs::create_dir_all(&m).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    std::fs::write(b.join("f"), bytes(1, 1 << 20)).unwrap();
+    sh_ok(&format!("touch -d @1000000000 '{}'", b.join("f").display()));
+    let mut cfg = fast_config(&b, &m);
+    cfg.cache = antsched_fuse::CacheMode::PageCache {
+        readahead_kib: Some(64),
+    };
+    let s = serve(&cfg);
+    (b, m, s)
+}
+
+fn read_start(f: &mut std::fs::File) {
+    use std::io::Read;
+    let mut head = vec![0u8; 128 << 10];
+    f.read_exact(&mut head).unwrap();
+    assert_eq!(head, bytes(1, 1 << 20)[..128 << 10]);
+}
+
+/// Rewrites the backing file in place with `bytes(2)`, as another program would (not
+/// through the mount): same size, new contents.
+fn rewrite_behind(b: &Path) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(b.join("f"))
+        .unwrap();
+    f.write_all(&bytes(2, 1 << 20)).unwrap();
+}
+
+#[test]
+fn a_file_changed_in_backing_is_read_whole_and_new_at_its_next_open() {
+    if !fuse_or_skip(
+        "a_file_changed_in_backing_is_read_whole_and_new_at_its_next_open",
+        &["touch"],
+    ) {
+        return;
+    }
+    let t = TempDir::new("stale-open");
+    let (b, m, s) = cached_mount(&t);
+    let mut f = std::fs::File::open(m.join("f")).unwrap();
+    read_start(&mut f);
+    drop(f);
+    rewrite_behind(&b);
+    // Before: the start from the kernel's cache (old), the rest from BACKING (new).
+    let got = std::fs::read(m.join("f")).unwrap();
+    let old = got
+        .chunks(4096)
+        .zip(bytes(1, 1 << 20).chunks(4096))
+        .filter(|(a, b)| a == b)
+        .count();
+    assert_eq!(old, 0, "{old} of 256 pages were the old contents");
+    assert_eq!(got, bytes(2, 1 << 20));
+    s.unmount();
+}
+
+#[test]
+fn a_file_changed_in_backing_while_open_is_not_served_from_stale_pages_after_the_attribute_ttl() {
+    if !fuse_or_skip(
+        "a_file_changed_in_backing_while_open_is_not_served_from_stale_pages_after_the_attribute_ttl",
+        &["touch"],
+    ) {
+        return;
+    }
+    let t = TempDir::new("stale-open-file");
+    let (b, m, s) = cached_mount(&t);
+    let mut f = std::fs::File::open(m.join("f")).unwrap();
+    read_start(&mut f);
+    rewrite_behind(&b);
+    // The kernel refreshes a file's attributes a TTL (1 s) after it last did; the wait is
+    // for that, not a measurement.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let mut got = vec![0u8; 1 << 20];
+    use std::os::unix::fs::FileExt;
+    f.read_exact_at(&mut got, 0).unwrap();
+    let old = got
+        .chunks(4096)
+        .zip(bytes(1, 1 << 20).chunks(4096))
+        .filter(|(a, b)| a == b)
+        .count();
+    assert_eq!(old, 0, "{old} of 256 pages were the old contents");
+    assert_eq!(got, bytes(2, 1 << 20));
+    drop(f);
+    s.unmount();
+}
