@@ -1085,6 +1085,10 @@ impl Filesystem for AntFs {
                 // Room on the emulated disk first, before the backing file changes: a size
                 // the disk cannot hold is refused with the file as it was (the backing tree
                 // must still fit at the next mount, which lays every file out by its size).
+                // Never a link's size (truncate through /proc would follow it in BACKING).
+                if kind == FileType::Symlink {
+                    return Err(Errno::EINVAL);
+                }
                 if kind == FileType::RegularFile {
                     self.shared
                         .layout

@@ -386,6 +386,11 @@ fn no_symlink_reaches_outside_backing_by_any_name_depth_or_rename() {
     for p in ["p1/p2/p3/planted", "p1/planted-abs"] {
         assert!(!leaks(&m.join(p)), "{p}");
     }
+    // A change of owner acts on the link itself, never on what it names.
+    std::os::unix::fs::lchown(m.join("p1/planted-abs"), Some(NOBODY), Some(NOBODY)).unwrap();
+    let l = std::fs::symlink_metadata(b.join("p1/planted-abs")).unwrap();
+    assert_eq!(l.uid(), NOBODY);
+    assert_eq!(std::fs::metadata(&secret).unwrap().uid(), 0);
     // The hard link, deep name first: the server's descriptor is the deep one, and the
     // kernel then follows the same inode from the root.
     assert!(!leaks(&m.join("p1/p2/p3/deep")));
