@@ -166,9 +166,12 @@ struct Race {
 /// (`renameat2(RENAME_EXCHANGE)`) as fast as it can, then renames whatever the name holds
 /// away through the mount. A server that creates as root and then changes the owner by
 /// name hands root's file to the user whenever the swap lands between the two.
+///
+/// Run in rounds of at most 10 s, each on a fresh mount of the same BACKING: the server
+/// holds a descriptor per inode the kernel knows, and the swaps leave the kernel knowing
+/// thousands (about 600 a second here), more than the process may open in a minute.
 fn ownership_race(seconds: u64) -> Race {
-    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-    use std::sync::Arc;
+    use std::time::{Duration, Instant};
     let t = TempDir::new("race");
     std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let (b, m) = (t.join("backing"), t.join("mnt"));
@@ -179,13 +182,57 @@ fn ownership_race(seconds: u64) -> Race {
     std::fs::set_permissions(b.join("pub"), std::fs::Permissions::from_mode(0o777)).unwrap();
     let mut cfg = fast_config(&b, &m);
     cfg.allow_other = true;
-    let s = serve(&cfg);
+    // Root's files: their inodes are what must stay root's wherever they end up.
+    let mut roots = std::collections::HashSet::new();
+    let mut n = 0u64;
+    let mut user_creates = 0;
+    let end = Instant::now() + Duration::from_secs(seconds);
+    let mut round = 0;
+    while Instant::now() < end {
+        round += 1;
+        let round_end = end.min(Instant::now() + Duration::from_secs(10));
+        let s = serve(&cfg);
+        user_creates += race_round(&b, &m, round, round_end, &mut n, &mut roots);
+        s.unmount();
+    }
+    let mut changed = 0;
+    let mut seen = 0;
+    for e in std::fs::read_dir(b.join("pub")).unwrap() {
+        let md = e.unwrap().metadata().unwrap();
+        if roots.contains(&md.ino()) {
+            seen += 1;
+            if md.uid() != 0 {
+                changed += 1;
+            }
+        }
+    }
+    assert_eq!(seen, roots.len(), "a root file went missing");
+    Race {
+        root_files: roots.len(),
+        user_creates,
+        changed_owner: changed,
+    }
+}
+
+/// One round of [`ownership_race`] on the mount `m` of `b`, until `end`; returns how many
+/// files the user created.
+fn race_round(
+    b: &Path,
+    m: &Path,
+    round: u32,
+    end: std::time::Instant,
+    n: &mut u64,
+    roots: &mut std::collections::HashSet<u64>,
+) -> u64 {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
     let stop = Arc::new(AtomicBool::new(false));
-    let newest = Arc::new(AtomicU64::new(0));
+    let newest = Arc::new(AtomicU64::new(*n));
     let creates = Arc::new(AtomicU64::new(0));
     // The user, creating through the mount.
     let creator = {
-        let (stop, creates, m) = (stop.clone(), creates.clone(), m.clone());
+        let (stop, creates) = (stop.clone(), creates.clone());
+        let (m, b) = (m.to_path_buf(), b.to_path_buf());
         std::thread::spawn(move || {
             become_user_in_this_thread(NOBODY, NOBODY, &[]);
             let x = m.join("pub/x");
@@ -197,18 +244,29 @@ fn ownership_race(seconds: u64) -> Race {
                     .truncate(false)
                     .mode(0o600)
                     .open(&x);
-                if r.is_ok() {
+                if let Ok(mut f) = r {
                     creates.fetch_add(1, Ordering::Relaxed);
+                    // Marks the file this create made (the handle is that file).
+                    let _ = std::io::Write::write_all(&mut f, b"u");
                 }
-                drop(r);
                 i += 1;
-                let _ = std::fs::rename(&x, m.join(format!("pub/s{i}")));
+                let name = format!("pub/s{round}-{i}");
+                // Judged in BACKING, where the name is the truth (the kernel's idea of it
+                // can be another inode after the swaps): the user's own marked file, which
+                // it does not need, is removed through the mount, which lets the server
+                // close its descriptor.
+                if std::fs::rename(&x, m.join(&name)).is_ok()
+                    && std::fs::symlink_metadata(b.join(&name)).is_ok_and(|md| md.uid() == NOBODY)
+                    && std::fs::read(b.join(&name)).is_ok_and(|d| d == b"u")
+                {
+                    let _ = std::fs::remove_file(m.join(&name));
+                }
             }
         })
     };
     // The same user, swapping root's newest file with that name in BACKING.
     let swapper = {
-        let (stop, newest, b) = (stop.clone(), newest.clone(), b.clone());
+        let (stop, newest, b) = (stop.clone(), newest.clone(), b.to_path_buf());
         std::thread::spawn(move || {
             become_user_in_this_thread(NOBODY, NOBODY, &[]);
             let x = CString::new(b.join("pub/x").as_os_str().as_bytes()).unwrap();
@@ -230,13 +288,9 @@ fn ownership_race(seconds: u64) -> Race {
             }
         })
     };
-    // Root, making mode-600 files in the shared directory; their inodes are what must stay
-    // root's wherever they end up.
-    let mut roots = std::collections::HashSet::new();
-    let end = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
-    let mut n = 0u64;
+    // Root, making mode-600 files in the shared directory.
     while std::time::Instant::now() < end {
-        n += 1;
+        *n += 1;
         let f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -245,30 +299,13 @@ fn ownership_race(seconds: u64) -> Race {
             .unwrap();
         roots.insert(f.metadata().unwrap().ino());
         drop(f);
-        newest.store(n, Ordering::Relaxed);
+        newest.store(*n, Ordering::Relaxed);
         std::thread::sleep(std::time::Duration::from_micros(200));
     }
     stop.store(true, Ordering::Relaxed);
     creator.join().unwrap();
     swapper.join().unwrap();
-    s.unmount();
-    let mut changed = 0;
-    let mut seen = 0;
-    for e in std::fs::read_dir(b.join("pub")).unwrap() {
-        let md = e.unwrap().metadata().unwrap();
-        if roots.contains(&md.ino()) {
-            seen += 1;
-            if md.uid() != 0 {
-                changed += 1;
-            }
-        }
-    }
-    assert_eq!(seen, roots.len(), "a root file went missing");
-    Race {
-        root_files: roots.len(),
-        user_creates: creates.load(Ordering::Relaxed),
-        changed_owner: changed,
-    }
+    creates.load(Ordering::Relaxed)
 }
 
 fn check_ownership_race(test: &str, seconds: u64) {
