@@ -738,9 +738,10 @@ impl AntFs {
     /// changed behind the mount (and says so on the standard error: the kernel may have
     /// served, or be about to serve, cached pages of the old contents with new ones).
     fn changed_behind(&self, key: FileKey, st: &libc::stat, ino: INodeNo) -> bool {
-        // A write of the server's own in flight changes the file before it is noted: no
+        // With direct I/O the kernel caches no pages, so there is nothing to go stale. A
+        // write of the server's own in flight changes the file before it is noted: no
         // judgement then (the write notes its version while still counted in flight).
-        if self.lock_writing().contains_key(&key) {
+        if self.direct_io || self.lock_writing().contains_key(&key) {
             return false;
         }
         let now = Version::of(st);
