@@ -118,8 +118,6 @@ impl Layout {
     /// BACKING and swaps a directory for a symbolic link while the tree is walked sends the
     /// walk nowhere (the entry is skipped), not to a directory outside BACKING.
     pub fn plan(root: &Path, capacity_sectors: u64) -> Result<(Layout, Vec<Placement>), PlanError> {
-        let mut layout = Layout::new(capacity_sectors);
-        let mut placed = Vec::new();
         let c = CString::new(root.as_os_str().as_bytes()).map_err(|_| PlanError::Io {
             path: root.to_path_buf(),
             source: std::io::Error::from_raw_os_error(libc::EINVAL),
@@ -139,7 +137,20 @@ impl Layout {
         }
         // SAFETY: a fresh descriptor we own.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        layout.place_dir(root, &fd, Path::new(""), &mut placed)?;
+        Layout::plan_at(&fd, root, capacity_sectors)
+    }
+
+    /// As [`plan`](Layout::plan), from a descriptor of the backing root (the one the file
+    /// system serves, so that the tree laid out is the tree served even if its path is
+    /// changed meanwhile); `root` names it in errors.
+    pub fn plan_at(
+        root_fd: &OwnedFd,
+        root: &Path,
+        capacity_sectors: u64,
+    ) -> Result<(Layout, Vec<Placement>), PlanError> {
+        let mut layout = Layout::new(capacity_sectors);
+        let mut placed = Vec::new();
+        layout.place_dir(root, root_fd, Path::new(""), &mut placed)?;
         Ok((layout, placed))
     }
 

@@ -414,13 +414,14 @@ impl Unmounter {
 pub fn mount(cfg: &MountConfig) -> Result<Mount, MountError> {
     let checked = check(cfg)?;
     let model = antsched_sim::disk_model(&cfg.disk)?;
-    let (layout, placed) = Layout::plan(&checked.backing, model.capacity_sectors())?;
-    // Everything that can fail on bad input fails before anything is started.
-    antsched_core::registry::resolve(&antsched_core::Spec::parse(&cfg.scheduler)?)?;
     let root = fs::open_root(&checked.backing).map_err(|source| MountError::BackingUnreadable {
         path: cfg.backing.clone(),
         source,
     })?;
+    // Laid out from the descriptor that is served: the same tree, whatever its path does.
+    let (layout, placed) = Layout::plan_at(&root, &checked.backing, model.capacity_sectors())?;
+    // Everything that can fail on bad input fails before anything is started.
+    antsched_core::registry::resolve(&antsched_core::Spec::parse(&cfg.scheduler)?)?;
     let backend = Backend::emulated(model, Store::discard());
     let env = backend.build_env(cfg.seed);
     let sched = antsched_core::build(&cfg.scheduler, &env)?;
