@@ -52,7 +52,11 @@
 //! ## Requirements
 //!
 //! Linux with FUSE (`/dev/fuse`) and io_uring; root, or `fusermount3` for a user mount (then
-//! `--allow-other` needs `user_allow_other` in `/etc/fuse.conf`).
+//! `--allow-other` needs `user_allow_other` in `/etc/fuse.conf`). Run as root, the server
+//! creates each new entry as the user who asked for it (`setfsuid`, `setfsgid` and the
+//! groups of that thread, which need `CAP_SETUID` and `CAP_SETGID`); run as another user,
+//! every new entry is that user's. The server holds a descriptor per inode the kernel
+//! knows, so the open-files limit bounds how many files the kernel may hold at once.
 
 pub mod contexts;
 pub mod fs;
