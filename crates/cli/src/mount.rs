@@ -28,7 +28,8 @@ pub struct Args {
     /// What a scheduling context is: each process (tgid), each thread (pid) or each user.
     #[arg(long, default_value = "tgid", value_name = "pid|tgid|uid")]
     context: ContextKind,
-    /// Let users other than the one mounting in (with default_permissions checks).
+    /// Let users other than the one mounting in (the backing files' owners and modes
+    /// decide; what a user creates is created as that user, so it is theirs from the start).
     #[arg(long)]
     allow_other: bool,
     /// Print where each file lies on the emulated disk.

@@ -23,10 +23,36 @@
 //! then down plain names). A link into the tree reads the same as before (up to `.`/`..`
 //! normalisation); a link out of it lands on the same path inside the tree, or on nothing.
 //!
+//! That rewrite is right only from the directory it was made for, and FUSE's `readlink`
+//! does not say which name of the link the kernel is following. So:
+//! - a hard link to a symbolic link is refused through the mount (`EPERM`): a second name
+//!   at another depth would climb out of the mount's root by the difference (the issue's
+//!   `ln -P d1/.../d6/L L2; head L2` read the host's `/etc/passwd`);
+//! - for links it cannot refuse (hard links made in BACKING, before or while mounted; a
+//!   rename in BACKING the kernel has not revalidated yet, for up to the one-second entry
+//!   TTL), the server keeps every directory the kernel has been told each inode is in
+//!   (lookups, creations, renames through the mount; forgotten only with the inode), and a
+//!   rewritten target that climbs more levels than the shallowest directory the kernel may
+//!   be following it from is refused (`EPERM`) rather than served. A rename through the
+//!   mount moves the backing entry and the kernel's dentry together, so the link reads as
+//!   it should from its new place, except that a target climbing above the shallowest place
+//!   the link (or a directory above it) has been seen at since the kernel last forgot it
+//!   reads as `EPERM` until it is forgotten (`echo 2 > /proc/sys/vm/drop_caches`). The
+//!   kernel caches no link targets (`FUSE_CACHE_SYMLINKS` is not negotiated), so each
+//!   follow asks again.
+//!
+//! What is assumed: the mount is reached at its own root. A bind mount of a directory
+//! inside it elsewhere would make that directory a root the kernel climbs out of.
+//!
 //! Permissions are checked by the kernel against the backing files' owners and modes
-//! (`default_permissions`); files a user creates through the mount are given to that user
-//! (the server runs as root). Without `--allow-other` the kernel lets only the mounting user
-//! in.
+//! (`default_permissions`). An entry a user creates through the mount (file, directory,
+//! link, pipe) is created *as* that user: the server runs as root, and the worker thread
+//! takes the requester's file-system uid, gid and supplementary groups for the one system
+//! call that makes it (`AsCaller`), so it is the user's from the moment it exists and
+//! nothing is ever given away by name afterwards (a chown by name after creating lets a user
+//! who can rename in the directory swap another of root's files under the name first).
+//! Ownership changes (`chown`) act on the inode's own descriptor, never by name, and never
+//! through a link. Without `--allow-other` the kernel lets only the mounting user in.
 //!
 //! ## Data
 //!
@@ -41,6 +67,28 @@
 //! cache is negotiated) and the caller returns once the emulated disk has completed it.
 //! `fsync` waits for any write of the file still in the runtime (one racing it from another
 //! thread), then `fsync`s the backing file.
+//!
+//! ## Files changed in BACKING while mounted
+//!
+//! The kernel keeps a file's pages in its page cache across opens (`FOPEN_KEEP_CACHE`), as a
+//! local file system does; a file changed in BACKING by another program, not through the
+//! mount, would then be served as its old cached pages mixed with new ones read since. The
+//! server notes each file's version (modification and change times, size) after its own
+//! changes and at every open and read, and:
+//! - at an open, a file whose version changed behind the mount is opened without
+//!   `FOPEN_KEEP_CACHE`, so the kernel drops its cached pages: it is read whole and new;
+//! - for a file already open, the kernel (`FUSE_AUTO_INVAL_DATA`, negotiated at init)
+//!   drops the cached pages of a file whose modification time or size changed when it
+//!   next refreshes the attributes, which it does on a read at most the attribute TTL
+//!   (1 s) after it last did;
+//! - a change seen at an open or at a read that reaches the server is reported on the
+//!   standard error.
+//!
+//! What is left, and stated: for up to the TTL after a change to a file that stays open,
+//! a read may still combine cached old pages with new ones (the kernel answers cached
+//! pages without asking); two writes within one tick of the kernel's clock that leave the
+//! size alike look like one version; and `--direct-io` has no cache to go stale. A file
+//! replaced by a rename in BACKING is a new inode, seen at the next lookup (entry TTL 1 s).
 //!
 //! ## `.antsched/stats.json`
 //!
@@ -64,7 +112,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use antsched_core::{ClassId, ContextId, Op};
 use antsched_io::{Ctx, IoBuf, Runtime};
 use fuser::{
-    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo,
+    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, InitFlags,
     KernelConfig, LockOwner, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData,
     ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow,
     WriteFlags,
@@ -75,8 +123,9 @@ use crate::contexts::Contexts;
 use crate::layout::{FileKey, Layout, BLOCK};
 use crate::report::{IoStats, Settings};
 
-/// How long the kernel may cache attributes and names. The backing tree is assumed to
-/// change only through the mount while mounted.
+/// How long the kernel may cache attributes and names, and so how long after a change in
+/// BACKING (not through the mount) the kernel may go on using the old ones (see the module
+/// documentation).
 const TTL: Duration = Duration::from_secs(1);
 /// The virtual `.antsched` directory and its `stats.json`.
 pub const STATS_DIR: &str = ".antsched";
@@ -111,6 +160,11 @@ struct Node {
     key: FileKey,
     kind: FileType,
     nlookup: u64,
+    /// Every directory the kernel has been told this inode is an entry of since it learned
+    /// of it (lookups, creations, links, renames through the mount): the places its dentries
+    /// can be. Never shrunk before the kernel forgets the inode, so that the shallowest of
+    /// them is never deeper than a dentry the kernel still follows (see `readlink`).
+    parents: Vec<u64>,
 }
 
 struct Inodes {
@@ -154,8 +208,14 @@ pub struct AntFs {
     written: Condvar,
     direct_io: bool,
     readahead: Option<u32>,
-    /// Give new files to the user who created them (when running as root).
+    /// Per backing file, its version (see [`Version`]) as the server last saw it: after
+    /// its own changes, at opens and at reads. A file found at another version changed in
+    /// BACKING behind the mount, and the kernel's cached pages of it are stale.
+    versions: Mutex<FxHashMap<FileKey, Version>>,
+    /// Create new entries as the user who asked (when running as root).
     chown: bool,
+    /// The server's own supplementary groups, given back after acting as a user.
+    server_groups: Vec<libc::gid_t>,
 }
 
 fn errno_of(e: &std::io::Error) -> Errno {
@@ -335,6 +395,135 @@ pub fn confine_link(dir: &[OsString], target: &Path, backing: &Path) -> PathBuf 
     out
 }
 
+/// What identifies a state of a file's contents: its modification and change times and
+/// its size. Any write to it, by anyone, changes the modification time (to the kernel's
+/// clock tick: two writes in one tick can look the same), and anything that sets the
+/// modification time back changes the change time.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Version {
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+    size: i64,
+}
+
+impl Version {
+    fn of(st: &libc::stat) -> Version {
+        Version {
+            mtime: (st.st_mtime, st.st_mtime_nsec),
+            ctime: (st.st_ctime, st.st_ctime_nsec),
+            size: st.st_size,
+        }
+    }
+}
+
+/// The calling thread's supplementary groups.
+fn own_groups() -> std::io::Result<Vec<libc::gid_t>> {
+    // SAFETY: a null list with size 0 asks for the count.
+    let n = unsafe { libc::getgroups(0, std::ptr::null_mut()) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let mut g = vec![0; n as usize];
+    // SAFETY: `g` has room for `n` groups.
+    let n = unsafe { libc::getgroups(n, g.as_mut_ptr()) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    g.truncate(n as usize);
+    Ok(g)
+}
+
+/// The supplementary groups of process (or thread) `pid`, from `/proc/PID/status`; `None` if
+/// it is gone. FUSE tells the server only the requester's uid, gid and pid.
+fn groups_of(pid: u32) -> Option<Vec<libc::gid_t>> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find_map(|l| l.strip_prefix("Groups:"))?;
+    line.split_whitespace().map(|g| g.parse().ok()).collect()
+}
+
+/// `setgroups` for the calling thread only. glibc's `setgroups` changes every thread of the
+/// process (it broadcasts set*id calls, as POSIX wants): the raw system call changes one.
+fn set_thread_groups(groups: &[libc::gid_t]) -> bool {
+    // SAFETY: `groups` is a valid list of its length.
+    unsafe { libc::syscall(libc::SYS_setgroups, groups.len(), groups.as_ptr()) == 0 }
+}
+
+/// The calling thread acting, for the file system, as a user: its file-system uid and gid
+/// (`setfsuid`/`setfsgid`, which are per thread) and supplementary groups (per thread, by
+/// the raw system call) are the requester's until the guard is dropped.
+///
+/// Why: the server runs as root, and an entry it creates for a user must be that user's
+/// from the moment it exists. Creating as root and then changing the owner by name (what
+/// this server did) lets a user who can write in the directory (without the sticky bit)
+/// put another file under that name in between and be given it: root's files changed
+/// owner in a race. Created under the user's fsuid, the entry is theirs at birth (and
+/// its group is the kernel's choice, the directory's when that is set-group-id), nothing
+/// is ever chowned afterwards, and the backing file system checks the user's own
+/// permissions once more. Changing the fsuid from 0 also drops the thread's file
+/// capabilities (`CAP_DAC_OVERRIDE`, `CAP_CHOWN`, ...) until it is set back.
+struct AsCaller<'a> {
+    uid: libc::uid_t,
+    gid: libc::gid_t,
+    groups: &'a [libc::gid_t],
+}
+
+impl<'a> AsCaller<'a> {
+    fn become_user(
+        uid: u32,
+        gid: u32,
+        pid: u32,
+        server_groups: &'a [libc::gid_t],
+    ) -> Result<AsCaller<'a>, Errno> {
+        // SAFETY: these have no preconditions.
+        let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        // A process that is gone has no groups to read: its primary group only (the kernel
+        // has already checked its permission with all of them; this check can only be
+        // stricter).
+        let groups = groups_of(pid).unwrap_or_else(|| vec![gid]);
+        let guard = AsCaller {
+            uid: euid,
+            gid: egid,
+            groups: server_groups,
+        };
+        if !set_thread_groups(&groups) {
+            return Err(Errno::EPERM);
+        }
+        // SAFETY: per-thread credential calls; the guard sets them back on drop.
+        unsafe {
+            libc::setfsgid(gid);
+            libc::setfsuid(uid);
+        }
+        // setfsuid/setfsgid report no error: read back what took effect (an invalid id,
+        // -1, changes nothing and returns the current one).
+        // SAFETY: as above.
+        let (now_uid, now_gid) = unsafe { (libc::setfsuid(u32::MAX), libc::setfsgid(u32::MAX)) };
+        if now_uid as u32 != uid || now_gid as u32 != gid {
+            return Err(Errno::EPERM); // the guard puts back what did change
+        }
+        Ok(guard)
+    }
+}
+
+impl Drop for AsCaller<'_> {
+    fn drop(&mut self) {
+        // SAFETY: per-thread credential calls back to the server's own identity, which
+        // root may always take.
+        let ok = unsafe {
+            libc::setfsuid(self.uid);
+            libc::setfsgid(self.gid);
+            libc::setfsuid(u32::MAX) as u32 == self.uid
+                && libc::setfsgid(u32::MAX) as u32 == self.gid
+                && set_thread_groups(self.groups)
+        };
+        if !ok {
+            // A worker thread left acting as a user would serve the next request with the
+            // wrong identity: stop rather than do that.
+            eprintln!("antsched mount: cannot restore the server's credentials; aborting");
+            std::process::abort();
+        }
+    }
+}
+
 impl AntFs {
     pub fn new(
         shared: Arc<Shared>,
@@ -366,7 +555,9 @@ impl AntFs {
             written: Condvar::new(),
             direct_io,
             readahead,
+            versions: Mutex::new(FxHashMap::default()),
             chown: root_user,
+            server_groups: own_groups()?,
         })
     }
 
@@ -435,7 +626,12 @@ impl AntFs {
     }
 
     /// Looks `name` up in directory `parent` and counts one more kernel reference to it.
-    fn lookup_entry(&self, parent: &OwnedFd, name: &OsStr) -> Result<FileAttr, Errno> {
+    fn lookup_entry(
+        &self,
+        parent_ino: INodeNo,
+        parent: &OwnedFd,
+        name: &OsStr,
+    ) -> Result<FileAttr, Errno> {
         if name.is_empty() || name == "." || name == ".." || name.as_bytes().contains(&b'/') {
             return Err(Errno::EINVAL);
         }
@@ -454,12 +650,39 @@ impl AntFs {
         // SAFETY: a fresh descriptor we own.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         let st = stat_fd(fd.as_raw_fd())?;
+        Ok(self.register(parent_ino, fd, &st))
+    }
+
+    /// The entry for the open regular file `file` (whose status is `st`), counted as a
+    /// lookup: for a file just created, whatever its name has become since.
+    fn entry_of_fd(
+        &self,
+        parent: INodeNo,
+        file: &File,
+        st: &libc::stat,
+    ) -> Result<FileAttr, Errno> {
+        let path = proc_path(file.as_raw_fd());
+        // SAFETY: valid C string; the /proc magic link names the very inode `file` is.
+        let fd = unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+        if fd < 0 {
+            return Err(last_errno());
+        }
+        // SAFETY: a fresh descriptor we own.
+        Ok(self.register(parent, unsafe { OwnedFd::from_raw_fd(fd) }, st))
+    }
+
+    /// Counts one more kernel reference to the inode `fd` is (status `st`), which the kernel
+    /// is about to know as an entry of directory `parent`, making it known if it is new.
+    fn register(&self, parent: INodeNo, fd: OwnedFd, st: &libc::stat) -> FileAttr {
         let key = (st.st_dev, st.st_ino);
         let mut g = self.inodes();
         let ino = match g.by_key.get(&key).copied() {
             Some(ino) => {
                 if let Some(n) = g.nodes.get_mut(&ino) {
                     n.nlookup += 1;
+                    if !n.parents.contains(&parent.0) {
+                        n.parents.push(parent.0);
+                    }
                 }
                 ino
             }
@@ -473,35 +696,150 @@ impl AntFs {
                         key,
                         kind: kind_of(st.st_mode),
                         nlookup: 1,
+                        parents: vec![parent.0],
                     },
                 );
                 g.by_key.insert(key, ino);
                 ino
             }
         };
-        Ok(attr_of(ino, &st))
+        attr_of(ino, st)
     }
 
-    /// Gives a newly made entry to the requesting user (the server runs as root), and its
-    /// group as the directory's if that is set-group-id.
-    fn give_to_caller(&self, req: &Request, parent: &OwnedFd, name: &CString) {
-        if !self.chown {
-            return;
+    /// Records the version of a file the server has just changed itself (written,
+    /// truncated, renamed...), if it tracks it: its own changes are not changes behind the
+    /// mount.
+    fn note_own_change(&self, st: &libc::stat) {
+        let key = (st.st_dev, st.st_ino);
+        let mut v = self.versions.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(old) = v.get_mut(&key) {
+            *old = Version::of(st);
         }
-        let gid = match stat_fd(parent.as_raw_fd()) {
-            Ok(st) if st.st_mode & libc::S_ISGID != 0 => st.st_gid,
-            _ => req.gid(),
+    }
+
+    /// As [`note_own_change`](Self::note_own_change), for a file known by its key (after an
+    /// unlink or rename, which change its change time): through the kernel's descriptor of
+    /// it, if the kernel knows it.
+    fn note_own_change_of(&self, st: Option<&libc::stat>) {
+        let Some(st) = st else { return };
+        let fd = {
+            let g = self.inodes();
+            g.by_key
+                .get(&(st.st_dev, st.st_ino))
+                .and_then(|ino| g.nodes.get(ino))
+                .map(|n| n.fd.clone())
         };
-        // SAFETY: valid descriptor and C string; AT_SYMLINK_NOFOLLOW changes the entry itself.
-        unsafe {
-            libc::fchownat(
-                parent.as_raw_fd(),
-                name.as_ptr(),
-                req.uid(),
-                gid,
-                libc::AT_SYMLINK_NOFOLLOW,
-            )
+        if let Some(now) = fd.and_then(|fd| stat_fd(fd.as_raw_fd()).ok()) {
+            self.note_own_change(&now);
+        }
+    }
+
+    /// Compares a file's version now with the one last seen and records it: `true` if it
+    /// changed behind the mount (and says so on the standard error: the kernel may have
+    /// served, or be about to serve, cached pages of the old contents with new ones).
+    fn changed_behind(&self, key: FileKey, st: &libc::stat, ino: INodeNo) -> bool {
+        // With direct I/O the kernel caches no pages, so there is nothing to go stale. A
+        // write of the server's own in flight changes the file before it is noted: no
+        // judgement then (the write notes its version while still counted in flight).
+        if self.direct_io || self.lock_writing().contains_key(&key) {
+            return false;
+        }
+        let now = Version::of(st);
+        let before = self
+            .versions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, now);
+        let changed = before.is_some_and(|b| b != now);
+        if changed {
+            eprintln!(
+                "antsched mount: a file (inode {}, mount inode {}) changed in the backing directory, not through the mount; the kernel's cached pages of it are dropped (at this open, or within a second for files already open)",
+                key.1, ino.0
+            );
+        }
+        changed
+    }
+
+    /// How a regular file is opened: with direct I/O if so mounted; else through the page
+    /// cache, kept across opens as a local file system keeps it, unless the file changed in
+    /// BACKING since the kernel may have cached it (`stale`): then without
+    /// `FOPEN_KEEP_CACHE`, which makes the kernel drop the file's cached pages at this open.
+    fn open_flags(&self, stale: bool) -> FopenFlags {
+        if self.direct_io {
+            FopenFlags::FOPEN_DIRECT_IO
+        } else if stale {
+            FopenFlags::empty()
+        } else {
+            FopenFlags::FOPEN_KEEP_CACHE
+        }
+    }
+
+    /// Records that the kernel may see the backing inode `st` (if it knows it) in directory
+    /// `parent`.
+    fn add_parent(&self, st: Option<&libc::stat>, parent: INodeNo) {
+        let Some(st) = st else { return };
+        let mut g = self.inodes();
+        if let Some(ino) = g.by_key.get(&(st.st_dev, st.st_ino)).copied() {
+            if let Some(n) = g.nodes.get_mut(&ino) {
+                if !n.parents.contains(&parent.0) {
+                    n.parents.push(parent.0);
+                }
+            }
+        }
+    }
+
+    /// The fewest levels below the mount's root at which the kernel may hold a dentry of
+    /// directory `ino`, as far as this server has told it (see [`Node::parents`]); 0 for
+    /// anything it cannot account for, which is the safe answer.
+    fn kernel_depth(g: &Inodes, ino: u64, seen: &mut Vec<u64>) -> usize {
+        if ino == INodeNo::ROOT.0 {
+            return 0;
+        }
+        let Some(n) = g.nodes.get(&ino) else {
+            return 0;
         };
+        if seen.contains(&ino) || seen.len() > 4096 {
+            return usize::MAX; // a cycle among stale parents is no real place
+        }
+        seen.push(ino);
+        let d = n
+            .parents
+            .iter()
+            .map(|p| Self::kernel_depth(g, *p, seen).saturating_add(1))
+            .min()
+            .unwrap_or(0);
+        seen.pop();
+        d
+    }
+
+    /// The fewest levels below the mount's root of any directory the kernel may follow the
+    /// symbolic link `ino` from.
+    fn link_depth(&self, ino: u64) -> usize {
+        let g = self.inodes();
+        let Some(n) = g.nodes.get(&ino) else {
+            return 0;
+        };
+        let mut seen = Vec::new();
+        let d = n
+            .parents
+            .iter()
+            .map(|p| Self::kernel_depth(&g, *p, &mut seen))
+            .min()
+            .unwrap_or(0);
+        if d == usize::MAX {
+            0
+        } else {
+            d
+        }
+    }
+
+    /// Makes this thread act as the requesting user for the file system until the guard
+    /// is dropped, when the server runs as root (see [`AsCaller`]); `None` otherwise.
+    fn as_caller(&self, req: &Request) -> Result<Option<AsCaller<'_>>, Errno> {
+        if !self.chown {
+            return Ok(None);
+        }
+        AsCaller::become_user(req.uid(), req.gid(), req.pid(), &self.server_groups).map(Some)
     }
 
     /// Frees a file's blocks once its last name and handle are gone.
@@ -626,6 +964,13 @@ fn pread_full(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize
 
 impl Filesystem for AntFs {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
+        // The kernel compares a file's modification time and size whenever it refreshes its
+        // attributes (at most a TTL after the last time) and drops the cached pages of a
+        // file whose modification time changed: a file changed in BACKING while open is not
+        // served from stale pages for longer than that. (Writes through the mount change
+        // the time as well, so a written file's pages are dropped too at the next refresh.)
+        // A kernel without it (before 3.x) keeps only the check at open.
+        let _ = config.add_capabilities(InitFlags::FUSE_AUTO_INVAL_DATA);
         if let Some(bytes) = self.readahead {
             // The kernel offers its largest read-ahead; ask for what the user chose, or the
             // kernel's largest if that is less.
@@ -650,7 +995,7 @@ impl Filesystem for AntFs {
         }
         let r = self
             .dir_fd(parent)
-            .and_then(|p| self.lookup_entry(&p, name));
+            .and_then(|p| self.lookup_entry(parent, &p, name));
         match r {
             Ok(attr) => reply.entry(&TTL, &attr, Generation(0)),
             Err(e) => reply.error(e),
@@ -738,6 +1083,21 @@ impl Filesystem for AntFs {
                 }
             }
             if let Some(size) = size {
+                // Room on the emulated disk first, before the backing file changes: a size
+                // the disk cannot hold is refused with the file as it was (the backing tree
+                // must still fit at the next mount, which lays every file out by its size).
+                // Never a link's size (truncate through /proc would follow it in BACKING).
+                if kind == FileType::Symlink {
+                    return Err(Errno::EINVAL);
+                }
+                if kind == FileType::RegularFile {
+                    self.shared
+                        .layout
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .ensure(key, size)
+                        .map_err(|_| Errno::ENOSPC)?;
+                }
                 let open = fh.and_then(|f| self.handle(f).ok());
                 let r = match open.as_deref() {
                     Some(Handle::File { file, .. }) => file.set_len(size).map_err(|e| errno_of(&e)),
@@ -750,12 +1110,18 @@ impl Filesystem for AntFs {
                         }
                     }
                 };
-                r?;
+                // The file's blocks are its size's, whether the change happened or not.
+                let now = if r.is_ok() {
+                    size
+                } else {
+                    stat_fd(raw).map_or(size, |st| st.st_size as u64)
+                };
                 self.shared
                     .layout
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .truncate(key, size);
+                    .truncate(key, now);
+                r?;
             }
             if atime.is_some() || mtime.is_some() {
                 let ts = [timespec(atime), timespec(mtime)];
@@ -769,7 +1135,9 @@ impl Filesystem for AntFs {
                     return Err(last_errno());
                 }
             }
-            stat_fd(raw)
+            let st = stat_fd(raw)?;
+            self.note_own_change(&st);
+            Ok(st)
         })();
         match r {
             Ok(st) => reply.attr(&TTL, &attr_of(ino.0, &st)),
@@ -803,9 +1171,22 @@ impl Filesystem for AntFs {
                 .parent()
                 .map(|p| p.iter().map(|c| c.to_os_string()).collect())
                 .unwrap_or_default();
-            Ok(confine_link(&dir, &target, &self.backing)
-                .into_os_string()
-                .into_vec())
+            let confined = confine_link(&dir, &target, &self.backing);
+            // The kernel follows the result from the directory of the dentry it walked
+            // through, which is the backing file's directory above only if the two agree.
+            // They may not: a second name at another depth (a hard link made in BACKING), or
+            // a rename in BACKING the kernel has not seen yet. The result climbs `up` levels
+            // and then only descends, so it stays inside the mount from any directory at
+            // least `up` levels deep: refuse it if the kernel may be following it from a
+            // shallower one (it would climb out of the mount's root into the host).
+            let up = confined
+                .components()
+                .take_while(|c| *c == Component::ParentDir)
+                .count();
+            if up > self.link_depth(ino.0) {
+                return Err(Errno::EPERM);
+            }
+            Ok(confined.into_os_string().into_vec())
         })();
         match r {
             Ok(t) => reply.data(&t),
@@ -833,12 +1214,13 @@ impl Filesystem for AntFs {
             }
             let p = self.dir_fd(parent)?;
             let c = cstr(name)?;
+            let user = self.as_caller(req)?;
             // SAFETY: valid descriptor and C string.
-            if unsafe { libc::mknodat(p.as_raw_fd(), c.as_ptr(), mode, u64::from(rdev)) } != 0 {
-                return Err(last_errno());
-            }
-            self.give_to_caller(req, &p, &c);
-            self.lookup_entry(&p, name)
+            let r = unsafe { libc::mknodat(p.as_raw_fd(), c.as_ptr(), mode, u64::from(rdev)) };
+            let r = if r == 0 { Ok(()) } else { Err(last_errno()) };
+            drop(user);
+            r?;
+            self.lookup_entry(parent, &p, name)
         })();
         match r {
             Ok(a) => reply.entry(&TTL, &a, Generation(0)),
@@ -857,12 +1239,13 @@ impl Filesystem for AntFs {
     ) {
         let r = (|| {
             let (p, c) = self.changeable_entry(parent, name)?;
+            let user = self.as_caller(req)?;
             // SAFETY: valid descriptor and C string.
-            if unsafe { libc::mkdirat(p.as_raw_fd(), c.as_ptr(), mode) } != 0 {
-                return Err(last_errno());
-            }
-            self.give_to_caller(req, &p, &c);
-            self.lookup_entry(&p, name)
+            let r = unsafe { libc::mkdirat(p.as_raw_fd(), c.as_ptr(), mode) };
+            let r = if r == 0 { Ok(()) } else { Err(last_errno()) };
+            drop(user);
+            r?;
+            self.lookup_entry(parent, &p, name)
         })();
         match r {
             Ok(a) => reply.entry(&TTL, &a, Generation(0)),
@@ -878,6 +1261,7 @@ impl Filesystem for AntFs {
             if unsafe { libc::unlinkat(p.as_raw_fd(), c.as_ptr(), 0) } != 0 {
                 return Err(last_errno());
             }
+            self.note_own_change_of(Some(&st));
             if st.st_mode & libc::S_IFMT == libc::S_IFREG {
                 self.maybe_release((st.st_dev, st.st_ino), st.st_nlink.saturating_sub(1));
             }
@@ -921,11 +1305,12 @@ impl Filesystem for AntFs {
             let t = cstr(target.as_os_str())?;
             // SAFETY: valid descriptor and C strings. The target is stored as given; it is
             // confined when read (readlink).
-            if unsafe { libc::symlinkat(t.as_ptr(), p.as_raw_fd(), c.as_ptr()) } != 0 {
-                return Err(last_errno());
-            }
-            self.give_to_caller(req, &p, &c);
-            self.lookup_entry(&p, link_name)
+            let user = self.as_caller(req)?;
+            let r = unsafe { libc::symlinkat(t.as_ptr(), p.as_raw_fd(), c.as_ptr()) };
+            let r = if r == 0 { Ok(()) } else { Err(last_errno()) };
+            drop(user);
+            r?;
+            self.lookup_entry(parent, &p, link_name)
         })();
         match r {
             Ok(a) => reply.entry(&TTL, &a, Generation(0)),
@@ -951,6 +1336,13 @@ impl Filesystem for AntFs {
             let np = self.dir_fd(newparent)?;
             let (c, nc) = (cstr(name)?, cstr(newname)?);
             let replaced = stat_at(np.as_raw_fd(), &nc).ok();
+            // The kernel is about to see the entry in its new directory (and, for an
+            // exchange, the other in the old one): record it before it can follow it there.
+            let moved = stat_at(p.as_raw_fd(), &c).ok();
+            self.add_parent(moved.as_ref(), newparent);
+            if flags.contains(RenameFlags::RENAME_EXCHANGE) {
+                self.add_parent(replaced.as_ref(), parent);
+            }
             // SAFETY: valid descriptors and C strings.
             let r = unsafe {
                 libc::renameat2(
@@ -964,6 +1356,8 @@ impl Filesystem for AntFs {
             if r != 0 {
                 return Err(last_errno());
             }
+            self.note_own_change_of(moved.as_ref());
+            self.note_own_change_of(replaced.as_ref());
             if let Some(st) = replaced {
                 if !flags.contains(RenameFlags::RENAME_EXCHANGE)
                     && st.st_mode & libc::S_IFMT == libc::S_IFREG
@@ -991,7 +1385,13 @@ impl Filesystem for AntFs {
             if reserved(newparent, newname) {
                 return Err(Errno::EROFS);
             }
-            let (fd, _, _) = self.node(ino)?;
+            let (fd, _, kind) = self.node(ino)?;
+            // A symbolic link's target is confined for the directory it is in (readlink): a
+            // second name in another directory would be followed from a place it was not
+            // confined for, and a target that climbs would climb out of the mount there.
+            if kind == FileType::Symlink {
+                return Err(Errno::EPERM);
+            }
             let np = self.dir_fd(newparent)?;
             let nc = cstr(newname)?;
             // SAFETY: valid descriptors and C strings; AT_EMPTY_PATH links the inode `fd` is.
@@ -1007,7 +1407,10 @@ impl Filesystem for AntFs {
             if r != 0 {
                 return Err(last_errno());
             }
-            self.lookup_entry(&np, newname)
+            if let Ok(st) = stat_fd(fd.as_raw_fd()) {
+                self.note_own_change(&st);
+            }
+            self.lookup_entry(newparent, &np, newname)
         })();
         match r {
             Ok(a) => reply.entry(&TTL, &a, Generation(0)),
@@ -1051,17 +1454,12 @@ impl Filesystem for AntFs {
             }
             // SAFETY: a fresh descriptor we own.
             let file = File::from(unsafe { OwnedFd::from_raw_fd(f) });
-            Ok(self.add_handle(Handle::File { file, key }))
+            let st = stat_fd(file.as_raw_fd())?;
+            let stale = self.changed_behind(key, &st, ino);
+            Ok((self.add_handle(Handle::File { file, key }), stale))
         })();
-        let open_flags = if self.direct_io {
-            FopenFlags::FOPEN_DIRECT_IO
-        } else {
-            // The backing files change only through the mount: keep the page cache across
-            // opens, as a local file system does.
-            FopenFlags::FOPEN_KEEP_CACHE
-        };
         match r {
-            Ok(fh) => reply.opened(FileHandle(fh), open_flags),
+            Ok((fh, stale)) => reply.opened(FileHandle(fh), self.open_flags(stale)),
             Err(e) => reply.error(e),
         }
     }
@@ -1069,7 +1467,7 @@ impl Filesystem for AntFs {
     fn read(
         &self,
         req: &Request,
-        _ino: INodeNo,
+        ino: INodeNo,
         fh: FileHandle,
         offset: u64,
         size: u32,
@@ -1087,7 +1485,11 @@ impl Filesystem for AntFs {
                 }
                 Handle::Dir { .. } => Err(Errno::EISDIR),
                 Handle::File { file, key } => {
-                    let file_len = file.metadata().map_err(|e| errno_of(&e))?.len();
+                    let st = stat_fd(file.as_raw_fd())?;
+                    // Said, not silent: pages of this read or the kernel's cache may mix
+                    // old contents and new until the kernel drops them.
+                    self.changed_behind(*key, &st, ino);
+                    let file_len = st.st_size as u64;
                     if offset >= file_len {
                         return Ok(Vec::new());
                     }
@@ -1139,7 +1541,13 @@ impl Filesystem for AntFs {
                 file_len,
             };
             self.timed(req, Op::Write, span, || {
-                file.write_all_at(data, offset).map_err(|e| errno_of(&e))
+                file.write_all_at(data, offset).map_err(|e| errno_of(&e))?;
+                // Noted while the write still counts as in flight, so that no reader takes
+                // the server's own write for a change behind the mount.
+                if let Ok(st) = stat_fd(file.as_raw_fd()) {
+                    self.note_own_change(&st);
+                }
+                Ok(())
             })?;
             Ok(data.len() as u32)
         })();
@@ -1367,6 +1775,72 @@ impl Filesystem for AntFs {
         }
     }
 
+    fn fallocate(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        length: u64,
+        mode: i32,
+        reply: ReplyEmpty,
+    ) {
+        let r = (|| -> Result<(), Errno> {
+            let h = self.handle(fh)?;
+            let Handle::File { file, key } = &*h else {
+                return Err(Errno::EBADF);
+            };
+            // Only what keeps the layout's rule (a file's blocks are its size's): growing,
+            // reserving within the size, and punching holes. Collapsing or inserting ranges
+            // would move data the emulated disk has placed.
+            let keep = libc::FALLOC_FL_KEEP_SIZE;
+            if mode & !(keep | libc::FALLOC_FL_PUNCH_HOLE) != 0
+                || (mode & libc::FALLOC_FL_PUNCH_HOLE != 0 && mode & keep == 0)
+            {
+                return Err(Errno::EOPNOTSUPP);
+            }
+            let end = offset.checked_add(length).ok_or(Errno::EFBIG)?;
+            let grows = mode & keep == 0;
+            let before = stat_fd(file.as_raw_fd())?.st_size as u64;
+            if grows {
+                // As for a truncate: the emulated disk must hold the new size before the
+                // backing file is touched.
+                self.shared
+                    .layout
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .ensure(*key, end)
+                    .map_err(|_| Errno::ENOSPC)?;
+            }
+            let off = libc::off_t::try_from(offset).map_err(|_| Errno::EFBIG)?;
+            let len = libc::off_t::try_from(length).map_err(|_| Errno::EFBIG)?;
+            // SAFETY: a valid open descriptor.
+            let r = unsafe { libc::fallocate(file.as_raw_fd(), mode, off, len) };
+            let err = (r != 0).then(last_errno);
+            if err.is_some() && grows {
+                // A backing file system that runs out of room part way may leave the file
+                // longer (ext4 does): a failed call leaves the file as it was.
+                let _ = file.set_len(before);
+            }
+            if grows {
+                let now = stat_fd(file.as_raw_fd()).map_or(end, |st| st.st_size as u64);
+                self.shared
+                    .layout
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .truncate(*key, now);
+            }
+            if let Ok(st) = stat_fd(file.as_raw_fd()) {
+                self.note_own_change(&st);
+            }
+            err.map_or(Ok(()), Err)
+        })();
+        match r {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
     fn create(
         &self,
         req: &Request,
@@ -1380,6 +1854,9 @@ impl Filesystem for AntFs {
         let r = (|| {
             let (p, c) = self.changeable_entry(parent, name)?;
             let keep = flags & !(libc::O_APPEND | libc::O_DIRECT | libc::O_NOCTTY);
+            // As the caller: the file is theirs from the moment it exists (and an existing
+            // file of that name is opened with their permissions, not root's).
+            let user = self.as_caller(req)?;
             // SAFETY: valid descriptor and C string; O_NOFOLLOW: never create through a link.
             let f = unsafe {
                 libc::openat(
@@ -1389,27 +1866,28 @@ impl Filesystem for AntFs {
                     mode,
                 )
             };
-            if f < 0 {
-                return Err(last_errno());
-            }
+            let f = if f < 0 { Err(last_errno()) } else { Ok(f) };
+            drop(user);
             // SAFETY: a fresh descriptor we own.
-            let file = File::from(unsafe { OwnedFd::from_raw_fd(f) });
-            self.give_to_caller(req, &p, &c);
-            let attr = self.lookup_entry(&p, name)?;
+            let file = File::from(unsafe { OwnedFd::from_raw_fd(f?) });
             let st = stat_fd(file.as_raw_fd())?;
-            let fh = self.add_handle(Handle::File {
-                file,
-                key: (st.st_dev, st.st_ino),
-            });
-            Ok((attr, fh))
+            // The entry the kernel is told of is the file just opened, not whatever has the
+            // name by now (someone may have renamed another file over it).
+            let attr = self.entry_of_fd(parent, &file, &st)?;
+            let key = (st.st_dev, st.st_ino);
+            // Without O_EXCL, the name may have been an existing file: judged as at open.
+            let stale = self.changed_behind(key, &st, attr.ino);
+            let fh = self.add_handle(Handle::File { file, key });
+            Ok((attr, fh, stale))
         })();
-        let open_flags = if self.direct_io {
-            FopenFlags::FOPEN_DIRECT_IO
-        } else {
-            FopenFlags::FOPEN_KEEP_CACHE
-        };
         match r {
-            Ok((a, fh)) => reply.created(&TTL, &a, Generation(0), FileHandle(fh), open_flags),
+            Ok((a, fh, stale)) => reply.created(
+                &TTL,
+                &a,
+                Generation(0),
+                FileHandle(fh),
+                self.open_flags(stale),
+            ),
             Err(e) => reply.error(e),
         }
     }

@@ -34,8 +34,10 @@
 //! rename keeps a file's place and hard links share it.
 
 use std::collections::BTreeMap;
+use std::ffi::{CString, OsStr, OsString};
 use std::fmt::Write as _;
-use std::os::unix::fs::MetadataExt;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap;
@@ -110,53 +112,135 @@ impl Layout {
     /// Lays out every regular file under `root` (see the module documentation) on a disk of
     /// `capacity_sectors`. Symbolic links are not followed; files that cannot be listed are
     /// an error naming them.
+    ///
+    /// The walk goes one name at a time from the root's descriptor (`openat` with
+    /// `O_NOFOLLOW`), as the file system does, never by path: a user who can write in
+    /// BACKING and swaps a directory for a symbolic link while the tree is walked sends the
+    /// walk nowhere (the entry is skipped), not to a directory outside BACKING.
     pub fn plan(root: &Path, capacity_sectors: u64) -> Result<(Layout, Vec<Placement>), PlanError> {
+        let c = CString::new(root.as_os_str().as_bytes()).map_err(|_| PlanError::Io {
+            path: root.to_path_buf(),
+            source: std::io::Error::from_raw_os_error(libc::EINVAL),
+        })?;
+        // SAFETY: a valid C string; the result is a new descriptor or -1.
+        let fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return Err(PlanError::Io {
+                path: root.to_path_buf(),
+                source: std::io::Error::last_os_error(),
+            });
+        }
+        // SAFETY: a fresh descriptor we own.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        Layout::plan_at(&fd, root, capacity_sectors)
+    }
+
+    /// As [`plan`](Layout::plan), from a descriptor of the backing root (the one the file
+    /// system serves, so that the tree laid out is the tree served even if its path is
+    /// changed meanwhile); `root` names it in errors.
+    pub fn plan_at(
+        root_fd: &OwnedFd,
+        root: &Path,
+        capacity_sectors: u64,
+    ) -> Result<(Layout, Vec<Placement>), PlanError> {
         let mut layout = Layout::new(capacity_sectors);
         let mut placed = Vec::new();
-        layout.place_dir(root, Path::new(""), &mut placed)?;
+        layout.place_dir(root, root_fd, Path::new(""), &mut placed)?;
         Ok((layout, placed))
     }
 
     fn place_dir(
         &mut self,
         root: &Path,
+        dir: &OwnedFd,
         rel: &Path,
         placed: &mut Vec<Placement>,
     ) -> Result<(), PlanError> {
-        let dir = root.join(rel);
-        let io = |source: std::io::Error| PlanError::Io {
-            path: dir.clone(),
+        let io = |name: Option<&OsStr>, source: std::io::Error| PlanError::Io {
+            path: match name {
+                Some(n) => root.join(rel).join(n),
+                None => root.join(rel),
+            },
             source,
         };
-        let mut entries: Vec<(std::ffi::OsString, std::fs::Metadata)> = Vec::new();
-        for e in std::fs::read_dir(&dir).map_err(io)? {
-            let e = e.map_err(io)?;
-            // symlink_metadata: never follow a link out of the tree.
-            let m = std::fs::symlink_metadata(e.path()).map_err(|source| PlanError::Io {
-                path: e.path(),
-                source,
-            })?;
-            entries.push((e.file_name(), m));
+        let mut entries: Vec<(OsString, libc::stat)> = Vec::new();
+        // Listed through /proc/self/fd: this directory's inode, not a path.
+        let listing = std::fs::read_dir(format!("/proc/self/fd/{}", dir.as_raw_fd()))
+            .map_err(|e| io(None, e))?;
+        for e in listing {
+            let name = e.map_err(|e| io(None, e))?.file_name();
+            let c = CString::new(name.as_bytes()).expect("no NUL in a file name");
+            // SAFETY: an all-zero stat is a valid value to be overwritten.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            // SAFETY: valid descriptor, C string and writable stat; AT_SYMLINK_NOFOLLOW:
+            // a link is looked at, never followed out of the tree.
+            let r = unsafe {
+                libc::fstatat(
+                    dir.as_raw_fd(),
+                    c.as_ptr(),
+                    &mut st,
+                    libc::AT_SYMLINK_NOFOLLOW,
+                )
+            };
+            if r != 0 {
+                let e = std::io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::ENOENT) {
+                    continue; // removed since it was listed
+                }
+                return Err(io(Some(&name), e));
+            }
+            entries.push((name, st));
         }
         entries.sort_by(|a, b| a.0.cmp(&b.0));
-        for (name, m) in entries.iter().filter(|(_, m)| m.file_type().is_file()) {
-            let key = (m.dev(), m.ino());
+        let is = |st: &libc::stat, fmt| st.st_mode & libc::S_IFMT == fmt;
+        for (name, st) in entries.iter().filter(|(_, st)| is(st, libc::S_IFREG)) {
+            let key = (st.st_dev, st.st_ino);
             if self.files.contains_key(&key) {
                 continue; // a second hard link to a file already placed
             }
-            self.ensure(key, m.len()).map_err(|e| PlanError::TooLarge {
+            let size = st.st_size as u64;
+            self.ensure(key, size).map_err(|e| PlanError::TooLarge {
                 path: rel.join(name),
+                size,
                 free: e.free,
                 capacity: self.capacity * SECTOR,
             })?;
             placed.push(Placement {
                 path: rel.join(name),
-                size: m.len(),
+                size,
                 extents: self.extents(key).to_vec(),
             });
         }
-        for (name, _) in entries.iter().filter(|(_, m)| m.file_type().is_dir()) {
-            self.place_dir(root, &rel.join(name), placed)?;
+        for (name, _) in entries.iter().filter(|(_, st)| is(st, libc::S_IFDIR)) {
+            let c = CString::new(name.as_bytes()).expect("no NUL in a file name");
+            // SAFETY: valid descriptor and C string.
+            let sub = unsafe {
+                libc::openat(
+                    dir.as_raw_fd(),
+                    c.as_ptr(),
+                    libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                )
+            };
+            if sub < 0 {
+                let e = std::io::Error::last_os_error();
+                // No longer a directory (a link put in its place, or gone): not part of
+                // the tree.
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ENOENT | libc::ENOTDIR | libc::ELOOP)
+                ) {
+                    continue;
+                }
+                return Err(io(Some(name), e));
+            }
+            // SAFETY: a fresh descriptor we own.
+            let sub = unsafe { OwnedFd::from_raw_fd(sub) };
+            self.place_dir(root, &sub, &rel.join(name), placed)?;
         }
         Ok(())
     }
@@ -349,9 +433,10 @@ pub enum PlanError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("the backing tree does not fit on the emulated disk ({capacity} bytes): no room for {path} ({free} bytes left); use a larger disk model or a smaller tree")]
+    #[error("the backing tree does not fit on the emulated disk ({capacity} bytes): {path} is {size} bytes and {free} bytes are left for it; use a larger disk model or a smaller tree (a sparse file counts at its full size)")]
     TooLarge {
         path: PathBuf,
+        size: u64,
         free: u64,
         capacity: u64,
     },

@@ -52,7 +52,11 @@
 //! ## Requirements
 //!
 //! Linux with FUSE (`/dev/fuse`) and io_uring; root, or `fusermount3` for a user mount (then
-//! `--allow-other` needs `user_allow_other` in `/etc/fuse.conf`).
+//! `--allow-other` needs `user_allow_other` in `/etc/fuse.conf`). Run as root, the server
+//! creates each new entry as the user who asked for it (`setfsuid`, `setfsgid` and the
+//! groups of that thread, which need `CAP_SETUID` and `CAP_SETGID`); run as another user,
+//! every new entry is that user's. The server holds a descriptor per inode the kernel
+//! knows, so the open-files limit bounds how many files the kernel may hold at once.
 
 pub mod contexts;
 pub mod fs;
@@ -414,13 +418,14 @@ impl Unmounter {
 pub fn mount(cfg: &MountConfig) -> Result<Mount, MountError> {
     let checked = check(cfg)?;
     let model = antsched_sim::disk_model(&cfg.disk)?;
-    let (layout, placed) = Layout::plan(&checked.backing, model.capacity_sectors())?;
-    // Everything that can fail on bad input fails before anything is started.
-    antsched_core::registry::resolve(&antsched_core::Spec::parse(&cfg.scheduler)?)?;
     let root = fs::open_root(&checked.backing).map_err(|source| MountError::BackingUnreadable {
         path: cfg.backing.clone(),
         source,
     })?;
+    // Laid out from the descriptor that is served: the same tree, whatever its path does.
+    let (layout, placed) = Layout::plan_at(&root, &checked.backing, model.capacity_sectors())?;
+    // Everything that can fail on bad input fails before anything is started.
+    antsched_core::registry::resolve(&antsched_core::Spec::parse(&cfg.scheduler)?)?;
     let backend = Backend::emulated(model, Store::discard());
     let env = backend.build_env(cfg.seed);
     let sched = antsched_core::build(&cfg.scheduler, &env)?;
