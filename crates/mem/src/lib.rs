@@ -24,14 +24,12 @@
 //! - [`sim`]: the memory simulator: a machine, processes with page-reference streams, elastic
 //!   caches, a garbage-collected heap, a malloc pool, a hog, and paging I/O through antsched's
 //!   disk scheduler and disk model; the anchors' policies as baselines.
-//! - [`paper`]: the thesis's chapter 6, as experiments beside the published numbers.
 #![forbid(unsafe_code)]
 
 pub mod cache;
 pub mod cost;
 pub mod nice;
 pub mod notify;
-pub mod paper;
 pub mod record;
 pub mod replacement;
 pub mod severity;

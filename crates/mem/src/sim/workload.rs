@@ -83,7 +83,10 @@ mod tests {
         let w = |a: u64, b: u64| (a..=b).map(|r| ((r + 1) as f64).powf(-0.8)).sum::<f64>();
         let expected = w(100, 199) / w(10, 19);
         let measured = far as f64 / near as f64;
-        assert!((measured / expected - 1.0).abs() < 0.05, "{measured} against {expected}");
+        assert!(
+            (measured / expected - 1.0).abs() < 0.05,
+            "{measured} against {expected}"
+        );
     }
 
     #[test]
