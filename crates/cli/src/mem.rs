@@ -86,8 +86,13 @@ pub fn table(r: &MemReport) -> String {
             "{:<16} {:>6.1} {:>11} {:>9.1} {:>9.1} {:>8} {:>9}",
             p.name,
             p.nice,
-            p.runtime_s
-                .map_or("never".to_string(), |t| format!("{t:.1}")),
+            match (p.runtime_s, p.finished) {
+                (Some(t), _) => format!("{t:.1}"),
+                _ if p.killed => "killed".to_string(),
+                // A hog runs until the others are done: it has no runtime of its own.
+                (None, true) => "-".to_string(),
+                (None, false) => "never".to_string(),
+            },
             p.resident_mb,
             p.peak_mb,
             p.hit_rate

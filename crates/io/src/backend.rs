@@ -22,8 +22,8 @@ use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::Arc;
 
+use antsched_core::BuildEnv;
 use antsched_core::Nanos;
-use antsched_core::{BuildEnv, CurveEstimator, PositionEstimator};
 use antsched_disk::{Completion, DeviceModel, DiskRequest};
 use antsched_sim::SharedDevice;
 
@@ -396,24 +396,17 @@ impl Backend {
     /// calibrated one is the curve fitted to it; a file has neither, so `auto` means `seek`
     /// there and `estimator=CURVE.json` (from `antsched calibrate`) is the way to SPTF.
     pub fn build_env(&self, seed: u64) -> BuildEnv {
-        let mut env = BuildEnv {
-            seed,
-            real_time: true,
-            ..BuildEnv::default()
+        let env = match self.model() {
+            Some(model) => model.build_env(seed),
+            None => BuildEnv {
+                seed,
+                ..BuildEnv::default()
+            },
         };
-        if let Some(model) = self.model() {
-            let exact = model.clone();
-            let calibrated = model.clone();
-            env.exact = Some(Arc::new(move || {
-                Box::new(exact.estimator()) as Box<dyn PositionEstimator>
-            }));
-            env.calibrated = Some(Arc::new(move || {
-                Box::new(CurveEstimator::new(
-                    (*calibrated.calibrated_curve()).clone(),
-                )) as Box<dyn PositionEstimator>
-            }));
+        BuildEnv {
+            real_time: true,
+            ..env
         }
-        env
     }
 }
 

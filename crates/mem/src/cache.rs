@@ -77,7 +77,6 @@ struct Entry<K> {
     bytes: u64,
     cost: EntryCost,
     last_access: Nanos,
-    hits: u64,
 }
 
 impl<K> Entry<K> {
@@ -116,6 +115,8 @@ pub struct AdaptiveCache<K> {
     bytes: u64,
     /// The size the cache holds to while S is below S_max, set by the last release round.
     pressure_limit: Option<u64>,
+    /// A cap set from outside the cost rule (a baseline controller's trim), if any.
+    hold: Option<u64>,
     /// The cheapest entries of the last scan, dearest first (popped from the end), with the
     /// sequence and last access they had then.
     batch: Vec<(u32, u64, Nanos)>,
@@ -134,6 +135,7 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
             next_seq: 0,
             bytes: 0,
             pressure_limit: None,
+            hold: None,
             batch: Vec::new(),
             batch_at: 0,
         }
@@ -159,9 +161,19 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
     /// The size the cache may not pass now: the fixed capacity, or while under pressure the
     /// size the last round left.
     pub fn limit(&self) -> Option<u64> {
-        match (self.config.max_bytes, self.pressure_limit) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+        [self.config.max_bytes, self.pressure_limit, self.hold]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Caps the cache from outside the cost rule (a controller that trims on its own signal),
+    /// dropping entries in the release order down to the cap; `None` lifts the cap.
+    pub fn hold_at(&mut self, cap: Option<u64>, now: Nanos) -> Vec<K> {
+        self.hold = cap;
+        match cap {
+            Some(cap) => self.evict_to(cap, now),
+            None => Vec::new(),
         }
     }
 
@@ -182,7 +194,6 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
         let e = self.slots[slot as usize].as_mut().expect("indexed slot");
         let old = (e.last_access, self.seq[slot as usize]);
         e.last_access = now.max(e.last_access);
-        e.hits += 1;
         let new = (e.last_access, old.1);
         self.lru.remove(&old);
         self.lru.insert(new, slot);
@@ -233,7 +244,6 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
             bytes,
             cost,
             last_access: now,
-            hits: 0,
         });
         self.seq[slot as usize] = self.next_seq;
         self.lru.insert((now, self.next_seq), slot);
@@ -514,6 +524,24 @@ mod tests {
             .released
             .is_empty());
         assert!(!c.admits(3 * 4096));
+    }
+
+    /// A controller's cap (the baselines): entries go in the release order down to it, new
+    /// ones must fit under it, and lifting it lets the cache grow.
+    #[test]
+    fn hold_at_trims_to_the_cap_and_lifting_it_allows_growth() {
+        let mut c = AdaptiveCache::new(CacheConfig {
+            order: ReleaseOrder::Lru,
+            ..Default::default()
+        });
+        for i in 0..4 {
+            c.insert(i, 4096, cost(1.0), i as Nanos * S);
+        }
+        assert_eq!(c.hold_at(Some(2 * 4096), 10 * S), vec![0, 1]);
+        assert_eq!(c.limit(), Some(2 * 4096));
+        assert_eq!(c.evict_for(4096, 10 * S), vec![2]);
+        assert!(c.hold_at(None, 11 * S).is_empty());
+        assert_eq!(c.limit(), None);
     }
 
     proptest! {

@@ -1026,14 +1026,7 @@ impl Replacement {
     /// processes whose pages have the same scaled age give pages in turn.
     pub fn evict(&mut self, _now: Nanos) -> Option<Victim> {
         let (l, p, c) = self.candidate_slot()?;
-        let pg = self.pages[ix(p)];
-        let victim = Victim {
-            page: p,
-            owner: pg.owner,
-            dirty: pg.dirty,
-            scaled_age_s: self.scaled_age_of_chain(c),
-        };
-        self.remove_page(p);
+        let victim = self.take(p, c);
         if self.lists[ix(l)].len > 0 {
             self.ring_detach(l);
             self.ring_attach(l);
@@ -1061,6 +1054,11 @@ impl Replacement {
         }
         let (c, l) = best?;
         let p = self.lists[ix(l)].head;
+        Some(self.take(p, c))
+    }
+
+    /// Removes page `p`, listed on chain `c`, from residency and says what it was.
+    fn take(&mut self, p: u32, c: u32) -> Victim {
         let pg = self.pages[ix(p)];
         let victim = Victim {
             page: p,
@@ -1069,7 +1067,7 @@ impl Replacement {
             scaled_age_s: self.scaled_age_of_chain(c),
         };
         self.remove_page(p);
-        Some(victim)
+        victim
     }
 
     // ---- queries -------------------------------------------------------------------------

@@ -47,6 +47,23 @@ impl SharedDevice {
         calibrate(&**self.lock())
     }
 
+    /// What a scheduler is built with on this device: `estimator=exact` reads this model,
+    /// `estimator=calibrated` uses the curve calibration fits to it.
+    pub fn build_env(&self, seed: u64) -> antsched_core::BuildEnv {
+        let (exact, calibrated) = (self.clone(), self.clone());
+        antsched_core::BuildEnv {
+            seed,
+            exact: Some(Arc::new(move || {
+                Box::new(exact.estimator()) as Box<dyn PositionEstimator>
+            })),
+            calibrated: Some(Arc::new(move || {
+                let curve = (*calibrated.calibrated_curve()).clone();
+                Box::new(antsched_core::CurveEstimator::new(curve)) as Box<dyn PositionEstimator>
+            })),
+            real_time: false,
+        }
+    }
+
     /// An exact estimator reading this device.
     pub fn estimator(&self) -> ExactEstimator {
         ExactEstimator {

@@ -33,9 +33,6 @@ pub mod paper;
 pub mod report;
 pub mod workload;
 
-use std::sync::Arc;
-
-use antsched_core::{BuildEnv, CurveEstimator, PositionEstimator};
 use antsched_disk::DeviceModel;
 
 pub use device::SharedDevice;
@@ -125,19 +122,7 @@ fn run_compiled(
     seed: u64,
 ) -> Result<RunReport, SimError> {
     let device = SharedDevice::new(disk);
-    let exact = device.clone();
-    let calibrated = device.clone();
-    let env = BuildEnv {
-        seed,
-        exact: Some(Arc::new(move || {
-            Box::new(exact.estimator()) as Box<dyn PositionEstimator>
-        })),
-        calibrated: Some(Arc::new(move || {
-            let curve = (*calibrated.calibrated_curve()).clone();
-            Box::new(CurveEstimator::new(curve)) as Box<dyn PositionEstimator>
-        })),
-        real_time: false,
-    };
+    let env = device.build_env(seed);
     let sched = antsched_core::build(spec, &env)?;
     let mut report = engine::Simulation::new(jobs, workload, sched, device)?.run()?;
     report.seed = seed;

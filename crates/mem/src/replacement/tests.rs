@@ -389,6 +389,30 @@ fn idle_schedule_jumps_and_an_empty_model_does_not_replay_the_past() {
     ok(&r);
 }
 
+/// A group's limit (the Senpai baseline) takes that process's oldest page, not the machine's
+/// candidate, and nothing of a process with no pages.
+#[test]
+fn evict_of_takes_the_oldest_page_of_that_process_only() {
+    let mut r = model();
+    r.set_nice(0, nice(0));
+    r.set_nice(1, nice(0));
+    let old_other = r.alloc(1, true, 0);
+    let old = r.alloc(0, true, 0);
+    for _ in 0..4 {
+        let t = r.next_tick();
+        r.tick(t);
+    }
+    let young = r.alloc(0, true, r.next_tick());
+    assert!(r.candidate().is_some());
+    let v = r.evict_of(0, 0).unwrap();
+    assert_eq!((v.page, v.owner), (old, 0));
+    assert!(r.is_resident(old_other) && r.is_resident(young));
+    assert_eq!(r.evict_of(0, 0).unwrap().page, young);
+    assert!(r.evict_of(0, 0).is_none());
+    assert!(r.evict_of(7, 0).is_none());
+    ok(&r);
+}
+
 #[test]
 fn config_is_validated() {
     assert!(ReplacementConfig::default().validate().is_ok());

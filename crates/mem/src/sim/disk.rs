@@ -7,12 +7,7 @@
 //! stream of page-ins is waited for instead of losing every decision to the writes) show in
 //! the numbers.
 
-use std::sync::Arc;
-
-use antsched_core::{
-    BuildEnv, ClassId, ContextId, CurveEstimator, Nanos, Op, PositionEstimator, Request, RequestId,
-    Scheduler,
-};
+use antsched_core::{ClassId, ContextId, Nanos, Op, Request, RequestId, Scheduler};
 use antsched_sim::device::SharedDevice;
 
 /// Sectors in a 4 KiB page.
@@ -42,18 +37,7 @@ impl PagingDisk {
     pub fn new(disk: &str, scheduler: &str, seed: u64) -> Result<Self, String> {
         let model = antsched_sim::disk_model(disk).map_err(|e| e.to_string())?;
         let device = SharedDevice::new(model);
-        let (exact, calibrated) = (device.clone(), device.clone());
-        let env = BuildEnv {
-            seed,
-            exact: Some(Arc::new(move || {
-                Box::new(exact.estimator()) as Box<dyn PositionEstimator>
-            })),
-            calibrated: Some(Arc::new(move || {
-                let curve = (*calibrated.calibrated_curve()).clone();
-                Box::new(CurveEstimator::new(curve)) as Box<dyn PositionEstimator>
-            })),
-            real_time: false,
-        };
+        let env = device.build_env(seed);
         let sched = antsched_core::build(scheduler, &env).map_err(|e| e.to_string())?;
         let capacity_sectors = device.capacity_sectors();
         Ok(Self {

@@ -92,6 +92,8 @@ pub struct Engine<'a> {
     psi_last: Nanos,
     last_check_severity: f64,
     end: Nanos,
+    /// Finite processes not yet done: the run ends when it reaches 0.
+    running: usize,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -181,7 +183,9 @@ impl<'a> Engine<'a> {
             psi_last: 0,
             last_check_severity: scenario.severity.s_max,
             end,
+            running: 0,
         };
+        e.running = e.procs.iter().filter(|p| p.finite()).count();
         for i in 0..e.procs.len() {
             let at = secs(scenario.processes[i].start_s);
             e.push(at, Ev::Start(i as u32));
@@ -237,7 +241,7 @@ impl<'a> Engine<'a> {
                     self.push(self.now + SEC, Ev::Policy);
                 }
             }
-            if self.procs.iter().all(|p| !p.finite() || p.done.is_some()) {
+            if self.running == 0 {
                 break;
             }
         }
@@ -300,6 +304,7 @@ impl<'a> Engine<'a> {
     /// returned): frames become free, swap slots are released.
     fn apply_releases(&mut self, p: u32) {
         let freed = std::mem::take(&mut self.procs[p as usize].released);
+        self.procs[p as usize].released_pages += freed.len() as u64;
         for v in freed {
             self.free_vpage(p, v);
         }
@@ -402,6 +407,9 @@ impl<'a> Engine<'a> {
     fn finish(&mut self, p: u32) {
         let pi = p as usize;
         self.procs[pi].done = Some(self.now);
+        if self.procs[pi].finite() {
+            self.running -= 1;
+        }
         // Its memory goes back to the system.
         for v in 0..self.procs[pi].vm.len() as u32 {
             self.free_vpage(p, v);
@@ -588,29 +596,30 @@ impl<'a> Engine<'a> {
     }
 
     fn handle_notification(&mut self, p: u32, severity_s: f64, sent: Nanos) {
-        let paging = self.disk.paging_cost(self.now);
-        let s_max = self.cfg.s_max;
-        let pr = &mut self.procs[p as usize];
-        pr.reactions.push((self.now - sent) as f64 / 1e6);
-        let more = pr.on_severity(severity_s, s_max, &paging, self.now);
-        self.apply_releases(p);
-        if more {
-            // Release a few MB, then look at S again (section 6.2.6, lesson 1).
-            self.push(self.now + 10 * antsched_core::MS, Ev::Round(p));
-        }
-        self.check_severity(false);
+        self.procs[p as usize]
+            .reactions
+            .push((self.now - sent) as f64 / 1e6);
+        self.react(p, severity_s);
     }
 
+    /// Another release round: S as it is now, after the last round's release.
     fn release_round(&mut self, p: u32) {
         if self.procs[p as usize].done.is_some() {
             return;
         }
         let (s, _) = self.severity();
         let seen = self.procs[p as usize].nice.scaled_severity(s);
+        self.react(p, seen);
+    }
+
+    /// The process acts on the severity it is told; a cache with more to release gets
+    /// another round after S has been looked at again.
+    fn react(&mut self, p: u32, seen: f64) {
         let paging = self.disk.paging_cost(self.now);
         let more = self.procs[p as usize].on_severity(seen, self.cfg.s_max, &paging, self.now);
         self.apply_releases(p);
         if more {
+            // Release a few MB, then look at S again (section 6.2.6, lesson 1).
             self.push(self.now + 10 * antsched_core::MS, Ev::Round(p));
         }
         self.check_severity(false);
@@ -746,10 +755,11 @@ impl<'a> Engine<'a> {
                     peak_mb: p.peak as f64 * page_mb,
                     hit_rate: p.hit_rate(),
                     runtime_s: match (p.started, p.done) {
-                        (Some(s), Some(d)) if p.finite() => Some((d - s) as f64 / 1e9),
+                        (Some(s), Some(d)) if p.finite() && !p.killed => Some((d - s) as f64 / 1e9),
                         _ => None,
                     },
-                    finished: p.done.is_some() || !p.finite(),
+                    finished: (p.done.is_some() || !p.finite()) && !p.killed,
+                    killed: p.killed,
                     faults: p.faults,
                     notifications: p.reactions.len() as u64,
                     reaction_ms_mean: mean(&p.reactions),

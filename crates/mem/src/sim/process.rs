@@ -53,6 +53,7 @@ pub struct Proc {
     pub pending: Option<Notification>,
     /// Virtual pages the model let go of, for the engine to free.
     pub released: Vec<u32>,
+    /// Pages given back in all (counted as the engine frees them).
     pub released_pages: u64,
     pub reactions: Vec<f64>,
     pub faults: u64,
@@ -79,12 +80,10 @@ pub struct CacheState {
     data: Zipf,
     data_pages: u32,
     rng: ChaCha8Rng,
-    entries: FxHashMap<u32, (u32, u32)>,
-    free_ranges: FxHashMap<u32, Vec<u32>>,
+    entries: Entries,
     queries: u64,
     hits: u64,
-    /// The baselines' hold on growth (PSI levels, halving): a cap and until when.
-    cap: Option<u64>,
+    /// When the PSI baseline's hold on growth ends.
     cap_until: Option<Nanos>,
     last_halve: Option<Nanos>,
 }
@@ -158,11 +157,9 @@ impl Proc {
                     spec: c.clone(),
                     cache,
                     rng,
-                    entries: FxHashMap::default(),
-                    free_ranges: FxHashMap::default(),
+                    entries: Entries::default(),
                     queries: 0,
                     hits: 0,
-                    cap: None,
                     cap_until: None,
                     last_halve: None,
                 }))
@@ -310,7 +307,7 @@ impl Proc {
                 };
                 if hit {
                     c.hits += 1;
-                    let (first, n) = c.entries[&q];
+                    let (first, n) = c.entries.map[&q];
                     step.touches.extend((first..first + n).map(|v| Touch {
                         vpage: v,
                         write: false,
@@ -332,26 +329,11 @@ impl Proc {
                     let kb = log_uniform(c.spec.result_kb[0], c.spec.result_kb[1], q as u64, 2);
                     let n = ((kb * 1024.0 / PAGE as f64).ceil() as u32).max(1);
                     let bytes = n as u64 * PAGE;
-                    let cap = c.cap;
                     if let Some(cache) = c.cache.as_mut() {
-                        let room = cache.admits(bytes) && cap.is_none_or(|cap| bytes <= cap);
-                        if room {
-                            let mut victims = match cap {
-                                Some(cap) => cache.evict_to(cap - bytes, now),
-                                None => Vec::new(),
-                            };
-                            victims.extend(cache.evict_for(bytes, now));
-                            let first =
-                                alloc_range(&mut c.free_ranges, &mut self.vm, c.data_pages, n);
-                            for k in victims {
-                                drop_entry(
-                                    &mut c.entries,
-                                    &mut c.free_ranges,
-                                    &mut self.released,
-                                    &mut self.released_pages,
-                                    k,
-                                );
-                            }
+                        if cache.admits(bytes) {
+                            let victims = cache.evict_for(bytes, now);
+                            let first = c.entries.alloc(&mut self.vm, c.data_pages, n);
+                            c.entries.drop_all(victims, &mut self.released);
                             cache.insert(
                                 q,
                                 bytes,
@@ -362,7 +344,7 @@ impl Proc {
                                 },
                                 now,
                             );
-                            c.entries.insert(q, (first, n));
+                            c.entries.map.insert(q, (first, n));
                             step.touches.extend((first..first + n).map(|v| Touch {
                                 vpage: v,
                                 write: true,
@@ -408,7 +390,6 @@ impl Proc {
                         for v in limit..top {
                             if self.vm[v as usize] != NONE {
                                 self.released.push(v);
-                                self.released_pages += 1;
                             }
                         }
                     }
@@ -490,15 +471,7 @@ impl Proc {
                     return false;
                 };
                 let round = cache.release_round(severity_s, s_max, paging, now);
-                for k in round.released {
-                    drop_entry(
-                        &mut c.entries,
-                        &mut c.free_ranges,
-                        &mut self.released,
-                        &mut self.released_pages,
-                        k,
-                    );
-                }
+                c.entries.drop_all(round.released, &mut self.released);
                 round.more
             }
             Kind::Heap(h) => {
@@ -514,13 +487,7 @@ impl Proc {
             }
             Kind::Malloc(m) => {
                 // Any notification: give back the wholly free pages (section 6.4).
-                if m.pool_held {
-                    m.pool_held = false;
-                    for v in m.working..m.working + m.pool {
-                        self.released.push(v);
-                        self.released_pages += 1;
-                    }
-                }
+                m.release_pool(&mut self.released);
                 false
             }
             Kind::Hog(_) | Kind::Zipf(_) => false,
@@ -539,37 +506,21 @@ impl Proc {
                 let Some(cache) = c.cache.as_mut() else {
                     return;
                 };
-                if level == 0 {
-                    if c.cap_until.is_some_and(|t| now >= t) {
-                        c.cap = None;
-                        c.cap_until = None;
-                    }
-                    return;
-                }
-                let target = if level >= 2 { 0 } else { cache.bytes() * 3 / 4 };
-                for k in shrink(cache, target, now) {
-                    drop_entry(
-                        &mut c.entries,
-                        &mut c.free_ranges,
-                        &mut self.released,
-                        &mut self.released_pages,
-                        k,
-                    );
-                }
-                c.cap = Some(target.max(PAGE));
-                c.cap_until = Some(now + hold);
+                let cap = match level {
+                    0 if c.cap_until.is_some_and(|t| now >= t) => None,
+                    0 => return,
+                    1 => Some(cache.bytes() * 3 / 4),
+                    _ => Some(0),
+                };
+                c.cap_until = cap.map(|_| now + hold);
+                let dropped = cache.hold_at(cap, now);
+                c.entries.drop_all(dropped, &mut self.released);
             }
             Kind::Heap(h) if level >= 1 => {
                 h.gc_requested = true;
                 h.soft = Some(h.ptr.max(h.live + CHUNK));
             }
-            Kind::Malloc(_) if level >= 1 => {
-                let dummy = PagingCost {
-                    disk_service_s: 0.0,
-                    disk_queue: 0.0,
-                };
-                self.on_severity(0.0, 1.0, &dummy, now);
-            }
+            Kind::Malloc(m) if level >= 1 => m.release_pool(&mut self.released),
             _ => {}
         }
     }
@@ -589,18 +540,8 @@ impl Proc {
                     return;
                 }
                 c.last_halve = Some(now);
-                let target = cache.bytes() / 2;
-                for k in shrink(cache, target, now) {
-                    drop_entry(
-                        &mut c.entries,
-                        &mut c.free_ranges,
-                        &mut self.released,
-                        &mut self.released_pages,
-                        k,
-                    );
-                }
-                c.cap = Some(target.max(PAGE));
-                c.cap_until = None;
+                let dropped = cache.hold_at(Some(cache.bytes() / 2), now);
+                c.entries.drop_all(dropped, &mut self.released);
             }
             Kind::Heap(h) => {
                 if h.last_halve.is_some_and(|t| now < t + interval) {
@@ -628,30 +569,42 @@ fn ms(x: f64) -> Nanos {
     secs(x / 1e3)
 }
 
-/// Drops entries (in the cache's release order) until it holds at most `target`.
-fn shrink(cache: &mut AdaptiveCache<u32>, target: u64, now: Nanos) -> Vec<u32> {
-    cache.evict_to(target, now)
+/// The cache's entries as pages of the process: each result occupies a run of virtual pages,
+/// and freed runs are reused by results of the same length.
+#[derive(Default)]
+struct Entries {
+    map: FxHashMap<u32, (u32, u32)>,
+    free_ranges: FxHashMap<u32, Vec<u32>>,
 }
 
-fn alloc_range(free: &mut FxHashMap<u32, Vec<u32>>, vm: &mut Vec<u32>, base: u32, n: u32) -> u32 {
-    if let Some(first) = free.get_mut(&n).and_then(|v| v.pop()) {
-        return first;
+impl Entries {
+    /// A run of `n` virtual pages above the data file's `base`.
+    fn alloc(&mut self, vm: &mut Vec<u32>, base: u32, n: u32) -> u32 {
+        if let Some(first) = self.free_ranges.get_mut(&n).and_then(|v| v.pop()) {
+            return first;
+        }
+        let first = (vm.len() as u32).max(base);
+        vm.resize((first + n) as usize, NONE);
+        first
     }
-    let first = (vm.len() as u32).max(base);
-    vm.resize((first + n) as usize, NONE);
-    first
+
+    /// Forgets the entries `keys`; their pages go to `released` for the engine to free.
+    fn drop_all(&mut self, keys: Vec<u32>, released: &mut Vec<u32>) {
+        for key in keys {
+            if let Some((first, n)) = self.map.remove(&key) {
+                released.extend(first..first + n);
+                self.free_ranges.entry(n).or_default().push(first);
+            }
+        }
+    }
 }
 
-fn drop_entry(
-    entries: &mut FxHashMap<u32, (u32, u32)>,
-    free: &mut FxHashMap<u32, Vec<u32>>,
-    released: &mut Vec<u32>,
-    released_pages: &mut u64,
-    key: u32,
-) {
-    if let Some((first, n)) = entries.remove(&key) {
-        released.extend(first..first + n);
-        *released_pages += n as u64;
-        free.entry(n).or_default().push(first);
+impl MallocState {
+    /// Gives back the pool's wholly free pages, once.
+    fn release_pool(&mut self, released: &mut Vec<u32>) {
+        if self.pool_held {
+            self.pool_held = false;
+            released.extend(self.working..self.working + self.pool);
+        }
     }
 }

@@ -32,9 +32,12 @@ pub struct ProcReport {
     pub resident_mb: f64,
     pub peak_mb: f64,
     pub hit_rate: Option<f64>,
-    /// None: it did not finish within `max_time_s` (or was killed).
+    /// None: it did not finish within `max_time_s`, was killed, or (a hog) runs until the
+    /// others are done.
     pub runtime_s: Option<f64>,
     pub finished: bool,
+    /// Killed when the swap area was full.
+    pub killed: bool,
     pub faults: u64,
     pub notifications: u64,
     /// Time from a notification to the process's handler, ms.

@@ -174,30 +174,14 @@ pub enum Policy {
     DamonReclaim { min_age_s: f64 },
 }
 
-fn psi_low() -> f64 {
-    0.10
-}
-fn psi_critical() -> f64 {
-    0.40
-}
-fn psi_hold() -> f64 {
-    30.0
-}
-fn halve_interval() -> f64 {
-    60.0
-}
-fn senpai_target() -> f64 {
-    0.001
-}
-fn senpai_step() -> f64 {
-    0.01
-}
-fn senpai_interval() -> f64 {
-    6.0
-}
-fn damon_age() -> f64 {
-    120.0
-}
+const PSI_LOW: f64 = 0.10;
+const PSI_CRITICAL: f64 = 0.40;
+const PSI_HOLD: f64 = 30.0;
+const HALVE_INTERVAL: f64 = 60.0;
+const SENPAI_TARGET: f64 = 0.001;
+const SENPAI_STEP: f64 = 0.01;
+const SENPAI_INTERVAL: f64 = 6.0;
+const DAMON_AGE: f64 = 120.0;
 
 impl Policy {
     pub fn name(&self) -> &'static str {
@@ -268,24 +252,12 @@ pub struct CacheSpec {
     pub round_mb: f64,
 }
 
-fn one() -> u64 {
-    1
-}
-fn result_kb() -> [f64; 2] {
-    [4.0, 4.0]
-}
-fn hit_ms() -> f64 {
-    0.01
-}
-fn data_alpha() -> f64 {
-    0.6
-}
-fn order() -> ReleaseOrder {
-    ReleaseOrder::LeastAmortizedCost
-}
-fn round_mb() -> f64 {
-    4.0
-}
+const TYPES: u64 = 1;
+const RESULT_KB: [f64; 2] = [4.0, 4.0];
+const HIT_MS: f64 = 0.01;
+const DATA_ALPHA: f64 = 0.6;
+const ORDER: ReleaseOrder = ReleaseOrder::LeastAmortizedCost;
+const ROUND_MB: f64 = 4.0;
 
 /// A memory hog: allocates `size_mb` at `touch_mb_s` and then keeps touching all of it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -294,9 +266,7 @@ pub struct HogSpec {
     pub touch_mb_s: f64,
 }
 
-fn touch_rate() -> f64 {
-    100.0
-}
+const TOUCH_RATE: f64 = 100.0;
 
 /// A garbage-collected heap (section 6.3): the program allocates `alloc_mb` in all; the heap
 /// grows until `heap_mb`, then a collection touches the live set (its cost grows with it) and
@@ -312,15 +282,9 @@ pub struct HeapSpec {
     pub gc_below_s: f64,
 }
 
-fn mutator_ms() -> f64 {
-    10.0
-}
-fn gc_ms() -> f64 {
-    20.0
-}
-fn gc_below() -> f64 {
-    600.0
-}
+const MUTATOR_MS: f64 = 10.0;
+const GC_MS: f64 = 20.0;
+const GC_BELOW: f64 = 600.0;
 
 /// An allocator's free-page pool (section 6.4) beside a working set it keeps using.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -341,9 +305,7 @@ pub struct ZipfSpec {
     pub ref_us: f64,
 }
 
-fn ref_us() -> f64 {
-    1.0
-}
+const REF_US: f64 = 1.0;
 
 /// A scenario that cannot run, with the key and line at fault.
 #[derive(Debug, thiserror::Error)]
@@ -460,30 +422,30 @@ impl RawScenario {
                     "fixed" => (Policy::Fixed, &[]),
                     "psi" => (
                         Policy::Psi {
-                            low: p.low.unwrap_or_else(psi_low),
-                            critical: p.critical.unwrap_or_else(psi_critical),
-                            hold_s: p.hold_s.unwrap_or_else(psi_hold),
+                            low: p.low.unwrap_or(PSI_LOW),
+                            critical: p.critical.unwrap_or(PSI_CRITICAL),
+                            hold_s: p.hold_s.unwrap_or(PSI_HOLD),
                         },
                         &["low", "critical", "hold_s"],
                     ),
                     "halve" => (
                         Policy::Halve {
-                            threshold: p.threshold.unwrap_or_else(psi_low),
-                            interval_s: p.interval_s.unwrap_or_else(halve_interval),
+                            threshold: p.threshold.unwrap_or(PSI_LOW),
+                            interval_s: p.interval_s.unwrap_or(HALVE_INTERVAL),
                         },
                         &["threshold", "interval_s"],
                     ),
                     "senpai" => (
                         Policy::Senpai {
-                            target: p.target.unwrap_or_else(senpai_target),
-                            step: p.step.unwrap_or_else(senpai_step),
-                            interval_s: p.interval_s.unwrap_or_else(senpai_interval),
+                            target: p.target.unwrap_or(SENPAI_TARGET),
+                            step: p.step.unwrap_or(SENPAI_STEP),
+                            interval_s: p.interval_s.unwrap_or(SENPAI_INTERVAL),
                         },
                         &["target", "step", "interval_s"],
                     ),
                     "damon_reclaim" => (
                         Policy::DamonReclaim {
-                            min_age_s: p.min_age_s.unwrap_or_else(damon_age),
+                            min_age_s: p.min_age_s.unwrap_or(DAMON_AGE),
                         },
                         &["min_age_s"],
                     ),
@@ -568,21 +530,21 @@ impl RawProcess {
                 ProcessKind::Cache(CacheSpec {
                     queries: need_u("queries", r.queries)?,
                     distinct: need_u("distinct", r.distinct)?,
-                    types: r.types.unwrap_or_else(one),
+                    types: r.types.unwrap_or(TYPES),
                     alpha: need("alpha", r.alpha)?,
                     cost_ms: r
                         .cost_ms
                         .ok_or_else(|| err(&key("cost_ms"), "", "is required for this kind"))?,
-                    result_kb: r.result_kb.unwrap_or_else(result_kb),
+                    result_kb: r.result_kb.unwrap_or(RESULT_KB),
                     base_ms: r.base_ms.unwrap_or(0.0),
-                    hit_ms: r.hit_ms.unwrap_or_else(hit_ms),
+                    hit_ms: r.hit_ms.unwrap_or(HIT_MS),
                     think_ms: r.think_ms.unwrap_or(0.0),
                     data_mb: r.data_mb.unwrap_or(0.0),
                     data_pages_per_miss: r.data_pages_per_miss.unwrap_or(0),
-                    data_alpha: r.data_alpha.unwrap_or_else(data_alpha),
+                    data_alpha: r.data_alpha.unwrap_or(DATA_ALPHA),
                     cache_mb: r.cache_mb,
-                    order: r.order.unwrap_or_else(order),
-                    round_mb: r.round_mb.unwrap_or_else(round_mb),
+                    order: r.order.unwrap_or(ORDER),
+                    round_mb: r.round_mb.unwrap_or(ROUND_MB),
                 }),
                 &[
                     "queries",
@@ -605,7 +567,7 @@ impl RawProcess {
             "hog" => (
                 ProcessKind::Hog(HogSpec {
                     size_mb: need("size_mb", r.size_mb)?,
-                    touch_mb_s: r.touch_mb_s.unwrap_or_else(touch_rate),
+                    touch_mb_s: r.touch_mb_s.unwrap_or(TOUCH_RATE),
                 }),
                 &["size_mb", "touch_mb_s"],
             ),
@@ -614,9 +576,9 @@ impl RawProcess {
                     alloc_mb: need("alloc_mb", r.alloc_mb)?,
                     live_mb: need("live_mb", r.live_mb)?,
                     heap_mb: need("heap_mb", r.heap_mb)?,
-                    mutator_ms_per_mb: r.mutator_ms_per_mb.unwrap_or_else(mutator_ms),
-                    gc_ms_per_live_mb: r.gc_ms_per_live_mb.unwrap_or_else(gc_ms),
-                    gc_below_s: r.gc_below_s.unwrap_or_else(gc_below),
+                    mutator_ms_per_mb: r.mutator_ms_per_mb.unwrap_or(MUTATOR_MS),
+                    gc_ms_per_live_mb: r.gc_ms_per_live_mb.unwrap_or(GC_MS),
+                    gc_below_s: r.gc_below_s.unwrap_or(GC_BELOW),
                 }),
                 &[
                     "alloc_mb",
@@ -632,7 +594,7 @@ impl RawProcess {
                     pool_mb: need("pool_mb", r.pool_mb)?,
                     working_mb: need("working_mb", r.working_mb)?,
                     refs: need_u("refs", r.refs)?,
-                    ref_us: r.ref_us.unwrap_or_else(ref_us),
+                    ref_us: r.ref_us.unwrap_or(REF_US),
                 }),
                 &["pool_mb", "working_mb", "refs", "ref_us"],
             ),
@@ -641,7 +603,7 @@ impl RawProcess {
                     pages_mb: need("pages_mb", r.pages_mb)?,
                     alpha: need("alpha", r.alpha)?,
                     refs: need_u("refs", r.refs)?,
-                    ref_us: r.ref_us.unwrap_or_else(ref_us),
+                    ref_us: r.ref_us.unwrap_or(REF_US),
                 }),
                 &["pages_mb", "alpha", "refs", "ref_us"],
             ),
