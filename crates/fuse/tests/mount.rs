@@ -49,9 +49,7 @@ fn every_file_read_through_the_mount_has_the_backing_files_sha256() {
         return;
     }
     let t = TempDir::new("sha");
-    let (b, m) = (t.join("backing"), t.join("mnt"));
-    std::fs::create_dir_all(&m).unwrap();
-    std::fs::create_dir_all(&b).unwrap();
+    let (b, m) = t.backing_and_mountpoint();
     populate(&b);
     for cache in [
         CacheMode::PageCache {
@@ -103,9 +101,7 @@ fn files_written_through_the_mount_read_back_identical_after_unmount() {
         return;
     }
     let t = TempDir::new("write");
-    let (b, m) = (t.join("backing"), t.join("mnt"));
-    std::fs::create_dir_all(&m).unwrap();
-    std::fs::create_dir_all(&b).unwrap();
+    let (b, m) = t.backing_and_mountpoint();
     std::fs::write(b.join("existing"), bytes(9, 10_000)).unwrap();
     let src = t.join("src.bin");
     std::fs::write(&src, bytes(7, (5 << 20) + 123)).unwrap();
@@ -170,9 +166,7 @@ fn fio_runs_on_the_mount_and_each_process_is_a_context_that_exits() {
         return;
     }
     let t = TempDir::new("fio");
-    let (b, m) = (t.join("backing"), t.join("mnt"));
-    std::fs::create_dir_all(&m).unwrap();
-    std::fs::create_dir_all(&b).unwrap();
+    let (b, m) = t.backing_and_mountpoint();
     let s = serve(&fast_config(&b, &m));
     // Two processes write their files with verification data, then read them back and
     // check every block (fio's own integrity check, through the mount).
@@ -266,9 +260,7 @@ fn the_scheduler_and_the_paper_disk_apply_to_real_readers() {
     // Two dd processes reading two files with O_DIRECT under as-aged-sptf on the 34GXP:
     // the scheduler waits for them (anticipation) and every read pays the disk's time.
     let t = TempDir::new("sched");
-    let (b, m) = (t.join("backing"), t.join("mnt"));
-    std::fs::create_dir_all(&m).unwrap();
-    std::fs::create_dir_all(&b).unwrap();
+    let (b, m) = t.backing_and_mountpoint();
     std::fs::write(b.join("a"), bytes(1, 4 << 20)).unwrap();
     std::fs::write(b.join("b"), bytes(2, 4 << 20)).unwrap();
     // The defaults: the paper's disk and as-aged-sptf.
@@ -305,9 +297,7 @@ fn nothing_outside_the_backing_directory_is_reachable() {
         return;
     }
     let t = TempDir::new("confine");
-    let (b, m) = (t.join("backing"), t.join("mnt"));
-    std::fs::create_dir_all(&m).unwrap();
-    std::fs::create_dir_all(&b).unwrap();
+    let (b, m) = t.backing_and_mountpoint();
     populate(&b);
     std::fs::write(t.join("secret"), b"outside\n").unwrap();
     let s = serve(&fast_config(&b, &m));
@@ -362,9 +352,7 @@ fn permissions_are_the_backing_files_and_other_users_stay_out_without_allow_othe
     }
     let t = TempDir::new("perm");
     std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let (b, m) = (t.join("backing"), t.join("mnt"));
-    std::fs::create_dir_all(&m).unwrap();
-    std::fs::create_dir_all(&b).unwrap();
+    let (b, m) = t.backing_and_mountpoint();
     std::fs::write(b.join("public"), b"everyone\n").unwrap();
     std::fs::write(b.join("private"), b"root only\n").unwrap();
     std::fs::set_permissions(b.join("public"), std::fs::Permissions::from_mode(0o644)).unwrap();
@@ -404,9 +392,7 @@ fn bad_paths_and_an_existing_mount_are_refused_with_nothing_mounted() {
         return;
     }
     let t = TempDir::new("errors");
-    let (b, m) = (t.join("backing"), t.join("mnt"));
-    std::fs::create_dir_all(&m).unwrap();
-    std::fs::create_dir_all(&b).unwrap();
+    let (b, m) = t.backing_and_mountpoint();
     let err = |b: &Path, m: &Path| {
         antsched_fuse::mount(&fast_config(b, m))
             .err()
@@ -467,9 +453,7 @@ fn unmounting_is_clean_and_a_busy_mount_can_be_detached() {
         return;
     }
     let t = TempDir::new("umount");
-    let (b, m) = (t.join("backing"), t.join("mnt"));
-    std::fs::create_dir_all(&m).unwrap();
-    std::fs::create_dir_all(&b).unwrap();
+    let (b, m) = t.backing_and_mountpoint();
     std::fs::write(b.join("f"), b"data").unwrap();
     let mut cfg = fast_config(&b, &m);
     cfg.context = ContextKind::Pid;
@@ -504,9 +488,7 @@ fn readahead_sets_the_kernels_window_and_direct_io_passes_reads_as_they_are() {
         return;
     }
     let t = TempDir::new("readahead");
-    let (b, m) = (t.join("backing"), t.join("mnt"));
-    std::fs::create_dir_all(&m).unwrap();
-    std::fs::create_dir_all(&b).unwrap();
+    let (b, m) = t.backing_and_mountpoint();
     std::fs::write(b.join("f"), bytes(5, 2 << 20)).unwrap();
     let mut ios = Vec::new();
     for cache in [

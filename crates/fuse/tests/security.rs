@@ -39,9 +39,7 @@ fn growing_a_file_past_the_emulated_disk_fails_with_enospc_and_leaves_it_as_it_w
         return;
     }
     let t = TempDir::new("capacity");
-    let (b, m) = (t.join("backing"), t.join("mnt"));
-    std::fs::create_dir_all(&m).unwrap();
-    std::fs::create_dir_all(&b).unwrap();
+    let (b, m) = t.backing_and_mountpoint();
     let data = bytes(7, 10_000);
     std::fs::write(b.join("f"), &data).unwrap();
     let cfg = fast_config(&b, &m);
@@ -114,8 +112,7 @@ fn a_backing_tree_that_does_not_fit_is_refused_naming_the_file_and_its_size() {
         return;
     }
     let t = TempDir::new("nofit");
-    let (b, m) = (t.join("backing"), t.join("mnt"));
-    std::fs::create_dir_all(&m).unwrap();
+    let (b, m) = t.backing_and_mountpoint();
     std::fs::create_dir_all(b.join("sub")).unwrap();
     let cfg = fast_config(&b, &m);
     let s = serve(&cfg);
@@ -174,8 +171,7 @@ fn ownership_race(seconds: u64) -> Race {
     use std::time::{Duration, Instant};
     let t = TempDir::new("race");
     std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let (b, m) = (t.join("backing"), t.join("mnt"));
-    std::fs::create_dir_all(&m).unwrap();
+    let (b, m) = t.backing_and_mountpoint();
     std::fs::create_dir_all(b.join("pub")).unwrap();
     std::fs::set_permissions(&b, std::fs::Permissions::from_mode(0o755)).unwrap();
     // World-writable, no sticky bit: anyone may rename anything in it.
@@ -351,8 +347,7 @@ fn files_made_through_the_mount_belong_to_their_maker_including_by_a_supplementa
     }
     let t = TempDir::new("owner");
     std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let (b, m) = (t.join("backing"), t.join("mnt"));
-    std::fs::create_dir_all(&m).unwrap();
+    let (b, m) = t.backing_and_mountpoint();
     std::fs::create_dir_all(b.join("team")).unwrap();
     std::fs::set_permissions(&b, std::fs::Permissions::from_mode(0o755)).unwrap();
     // Writable only by group 4242, set-group-id: nobody may write here only through a
@@ -402,8 +397,7 @@ fn no_symlink_reaches_outside_backing_by_any_name_depth_or_rename() {
         return;
     }
     let t = TempDir::new("escape");
-    let (b, m) = (t.join("backing"), t.join("mnt"));
-    std::fs::create_dir_all(&m).unwrap();
+    let (b, m) = t.backing_and_mountpoint();
     std::fs::create_dir_all(b.join("p1/p2/p3")).unwrap();
     let secret = t.join("secret");
     std::fs::write(&secret, b"outside secret\n").unwrap();
@@ -484,9 +478,7 @@ fn no_symlink_reaches_outside_backing_by_any_name_depth_or_rename() {
 /// has a new one whatever the clock's tick), and a mount with the page cache and a 64 KiB
 /// read-ahead window (so that reading the first 128 KiB caches only the start).
 fn cached_mount(t: &TempDir) -> (std::path::PathBuf, std::path::PathBuf, Served) {
-    let (b, m) = (t.join("backing"), t.join("mnt"));
-    std::fs::create_dir_all(&m).unwrap();
-    std::fs::create_dir_all(&b).unwrap();
+    let (b, m) = t.backing_and_mountpoint();
     std::fs::write(b.join("f"), bytes(1, 1 << 20)).unwrap();
     sh_ok(&format!("touch -d @1000000000 '{}'", b.join("f").display()));
     let mut cfg = fast_config(&b, &m);

@@ -74,6 +74,14 @@ impl TempDir {
     pub fn join(&self, p: impl AsRef<Path>) -> PathBuf {
         self.0.join(p)
     }
+
+    /// `backing/` and `mnt/` inside it, made: what every mount test starts from.
+    pub fn backing_and_mountpoint(&self) -> (PathBuf, PathBuf) {
+        let (b, m) = (self.join("backing"), self.join("mnt"));
+        std::fs::create_dir_all(&b).unwrap();
+        std::fs::create_dir_all(&m).unwrap();
+        (b, m)
+    }
 }
 
 impl Drop for TempDir {
