@@ -40,27 +40,13 @@ pub struct Args {
     json: Option<PathBuf>,
 }
 
-/// Blocks the termination signals in this thread (and in every thread started after), so
-/// that one thread can wait for them with `sigwait` and unmount in an orderly way instead of
-/// the process dying with the mount still in place.
-fn block_signals() -> libc::sigset_t {
-    // SAFETY: sigset operations on a local set; pthread_sigmask on the calling thread.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
-        libc::sigaddset(&mut set, libc::SIGHUP);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-        set
-    }
-}
-
 pub fn run(a: Args) -> anyhow::Result<()> {
     if let Some(path) = &a.json {
         crate::output::check_writable(path)?;
     }
-    let set = block_signals();
+    // Blocked before any thread starts, so one thread can wait for them and unmount in an
+    // orderly way instead of the process dying with the mount still in place.
+    let set = crate::signals::block();
     let mut cfg = MountConfig::new(&a.backing, &a.mountpoint);
     cfg.disk = a.disk;
     cfg.scheduler = a.scheduler;
@@ -110,11 +96,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .spawn(move || {
             let mut n = 0;
             loop {
-                let mut sig: libc::c_int = 0;
-                // SAFETY: `set` is a valid signal set and `sig` writable.
-                if unsafe { libc::sigwait(&set, &mut sig) } != 0 {
-                    continue;
-                }
+                crate::signals::wait(&set);
                 n += 1;
                 if n == 1 {
                     eprintln!("antsched: unmounting {}", unmounter.path().display());
