@@ -351,6 +351,7 @@ impl<'a> Engine<'a> {
         // A fault that needs a read: from the swap area, or from the data file.
         let sector = if s & SWAP_BIT != 0 && s != NONE {
             self.stats.pages_read_back += 1;
+            self.procs[pi].pages_read_back += 1;
             self.swap_base + (s & !SWAP_BIT) as u64 * PAGE_SECTORS as u64
         } else {
             self.stats.data_reads += 1;
@@ -727,6 +728,8 @@ impl<'a> Engine<'a> {
                 .map(|p| p.resident as f64 * PAGE as f64 / MB)
                 .collect(),
             cache_mb: self.procs.iter().map(|p| p.elastic_mb()).collect(),
+            lookups: self.procs.iter().map(|p| p.lookups().0).collect(),
+            hits: self.procs.iter().map(|p| p.lookups().1).collect(),
         });
         for p in &mut self.procs {
             if p.started.is_some() && p.done.is_none() {
@@ -761,6 +764,7 @@ impl<'a> Engine<'a> {
                     finished: (p.done.is_some() || !p.finite()) && !p.killed,
                     killed: p.killed,
                     faults: p.faults,
+                    pages_read_back: p.pages_read_back,
                     notifications: p.reactions.len() as u64,
                     reaction_ms_mean: mean(&p.reactions),
                     reaction_ms_max: p.reactions.iter().copied().fold(0.0, f64::max),

@@ -57,6 +57,8 @@ pub struct Proc {
     pub released_pages: u64,
     pub reactions: Vec<f64>,
     pub faults: u64,
+    /// Of the faults, those read back from the swap area.
+    pub pages_read_back: u64,
     /// Senpai's limit on the process's resident pages.
     pub limit_pages: Option<f64>,
     pub resident_sum: f64,
@@ -213,6 +215,7 @@ impl Proc {
             released_pages: 0,
             reactions: Vec::new(),
             faults: 0,
+            pages_read_back: 0,
             limit_pages: None,
             resident_sum: 0.0,
             resident_n: 0,
@@ -253,6 +256,14 @@ impl Proc {
             Kind::Cache(c) => c.cache.as_ref().is_some_and(|c| c.config().adaptive),
             Kind::Heap(_) | Kind::Malloc(_) => true,
             Kind::Hog(_) | Kind::Zipf(_) => false,
+        }
+    }
+
+    /// A cache's lookups and hits so far; (0, 0) for other kinds.
+    pub fn lookups(&self) -> (u64, u64) {
+        match &self.kind {
+            Kind::Cache(c) => (c.queries, c.hits),
+            _ => (0, 0),
         }
     }
 

@@ -38,7 +38,10 @@ pub struct ProcReport {
     pub finished: bool,
     /// Killed when the swap area was full.
     pub killed: bool,
+    /// Faults that read a page (from the swap area or the data file).
     pub faults: u64,
+    /// Of those, pages read back from the swap area.
+    pub pages_read_back: u64,
     pub notifications: u64,
     /// Time from a notification to the process's handler, ms.
     pub reaction_ms_mean: f64,
@@ -58,6 +61,10 @@ pub struct Sample {
     pub resident_mb: Vec<f64>,
     /// Per process: the elastic part (cache, heap extent, pool held).
     pub cache_mb: Vec<f64>,
+    /// Per process, so far: a cache's lookups and hits (0 for other kinds), so that a hit
+    /// rate can be taken over any part of the run (the steady state of section 4.5).
+    pub lookups: Vec<u64>,
+    pub hits: Vec<u64>,
 }
 
 #[derive(Clone, Debug, Serialize)]

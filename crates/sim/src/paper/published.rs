@@ -25,6 +25,9 @@ pub struct Row {
     /// Ours is a lower bound: the run was stopped at its cap before the timed job finished.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lower_bound: bool,
+    /// Why ours differs from the paper, worked out from the runs of this invocation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 /// One experiment's published figures and ours (`experiments[]` of `antsched paper --json`).
@@ -41,7 +44,7 @@ pub struct Experiment {
 }
 
 impl Experiment {
-    pub(super) fn new(id: &str, section: &str, title: &str) -> Self {
+    pub fn new(id: &str, section: &str, title: &str) -> Self {
         Self {
             id: id.into(),
             section: section.into(),
@@ -52,12 +55,12 @@ impl Experiment {
         }
     }
 
-    pub(super) fn row(&mut self, quantity: &str, paper: Option<f64>, ours: f64) {
+    pub fn row(&mut self, quantity: &str, paper: Option<f64>, ours: f64) {
         self.row_bounded(quantity, paper, ours, false);
     }
 
     /// A row whose value may be a lower bound (a capped run).
-    pub(super) fn row_bounded(
+    pub fn row_bounded(
         &mut self,
         quantity: &str,
         paper: Option<f64>,
@@ -77,7 +80,15 @@ impl Experiment {
             ours,
             ratio: paper.filter(|p| *p != 0.0).map(|p| ours / p),
             lower_bound,
+            why: None,
         });
+    }
+
+    /// Says why the last row differs from the paper (worked out from the runs).
+    pub fn why(&mut self, why: String) {
+        if let Some(r) = self.rows.last_mut() {
+            r.why = Some(why);
+        }
     }
 }
 
