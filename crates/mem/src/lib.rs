@@ -30,6 +30,7 @@ pub mod cache;
 pub mod cost;
 pub mod nice;
 pub mod notify;
+pub mod paper;
 pub mod record;
 pub mod replacement;
 pub mod severity;

@@ -1,0 +1,111 @@
+//! The memory half of `antsched paper` against what the thesis's chapter 6 shows: each test
+//! runs the suite's own scenarios (at full size) for one experiment and reads the rows the
+//! report prints.
+
+use antsched_mem::paper::{self, MemPaperOptions, MemRun};
+use antsched_sim::paper::Experiment;
+
+/// Runs the planned scenarios whose names `pick` accepts, and evaluates them.
+fn run(pick: impl Fn(&str) -> bool) -> (Vec<MemRun>, Vec<Experiment>) {
+    let plan = paper::plan(&MemPaperOptions {
+        disk: "deskstar-34gxp".into(),
+        quick: false,
+    });
+    let runs: Vec<MemRun> = std::thread::scope(|s| {
+        let handles: Vec<_> = plan
+            .iter()
+            .filter(|p| pick(&p.name))
+            .map(|p| s.spawn(move || paper::run_one(p, 1).unwrap()))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let experiments = paper::evaluate(&runs);
+    (runs, experiments)
+}
+
+fn row(experiments: &[Experiment], id: &str, quantity: &str) -> (f64, Option<f64>, bool) {
+    let e = experiments.iter().find(|e| e.id == id).unwrap();
+    let r = e
+        .rows
+        .iter()
+        .find(|r| r.quantity.starts_with(quantity))
+        .unwrap_or_else(|| panic!("no row {quantity} in {id}: {:?}", e.rows));
+    (r.ours, r.paper, r.lower_bound)
+}
+
+/// Sections 6.2.5 and 6.2.6: the adaptive cache runs within 10% of the best fixed cache size
+/// and faster than the default 100 MB cache; least amortized cost first beats LRU on the same
+/// fixed cache.
+#[test]
+fn section_6_2_5_adaptive_near_the_best_fixed_cache_and_cost_order_ahead_of_lru() {
+    let (_, e) = run(|n| {
+        n.starts_with("atis-fixed-") && !n.ends_with("-hog")
+            || n == "atis-adaptive"
+            || n.starts_with("atis-lru-")
+    });
+    let (best, _, _) = row(&e, "mem-runtime-table", "adaptive / best fixed");
+    assert!(best <= 1.10, "adaptive / best fixed = {best}");
+    let (default, _, _) = row(&e, "mem-runtime-table", "adaptive / the default");
+    assert!(default < 1.0, "adaptive / default = {default}");
+    let (lru, paper, _) = row(&e, "mem-release-order", "LRU / least amortized cost");
+    assert!(lru > 1.0, "LRU / LAC = {lru} (thesis {paper:?})");
+    // The table's shape: hit rates grow with the cache, and no cache at all is slowest of
+    // the sizes that fit.
+    let hit = |mb: &str| row(&e, "mem-runtime-table", &format!("{mb} MB cache: hit rate")).0;
+    assert!(hit("0") == 0.0 && hit("0") < hit("100") && hit("100") < hit("170"));
+    let rt = |mb: &str| row(&e, "mem-runtime-table", &format!("{mb} MB cache: runtime")).0;
+    assert!(rt("0") > rt("100") && rt("100") > rt("170"));
+}
+
+/// Section 6.3: runtime against heap size has a cliff where the heap no longer fits (the
+/// 231 MB heap never finishes), and the adaptive heap, collecting when S falls under ten
+/// minutes, runs without it.
+#[test]
+fn section_6_3_the_heap_cliff_and_the_adaptation_that_removes_it() {
+    let (_, e) = run(|n| {
+        [
+            "jvm-heap-220",
+            "jvm-heap-227",
+            "jvm-heap-231",
+            "jvm-adaptive",
+        ]
+        .contains(&n)
+    });
+    let (t220, p220, _) = row(&e, "mem-gc", "220 MB heap: runtime");
+    assert!((t220 / p220.unwrap() - 1.0).abs() < 0.15, "{t220}");
+    let (t227, _, never227) = row(&e, "mem-gc", "227 MB heap: runtime");
+    assert!(!never227 && t227 < 1.15 * t220);
+    let (_, _, never231) = row(&e, "mem-gc", "231 MB heap: runtime");
+    assert!(never231, "the 231 MB heap thrashes");
+    let (adaptive, _, never) = row(&e, "mem-gc", "adaptive heap: runtime");
+    assert!(!never && adaptive < 1.15 * t220, "adaptive {adaptive} s");
+}
+
+/// Section 4.5 at eta = 5: each cache's steady-state performance against an even split
+/// within 10% of Eqs. 4.6 and 4.7, and the niced one holds less memory. (At eta = 32 the
+/// LRU-ordered caches depart further from the model; the report gives the measured
+/// exponent.)
+#[test]
+fn section_4_5_equilibrium_at_eta_5_follows_eqs_4_6_and_4_7() {
+    let (_, e) = run(|n| n.starts_with("eq-") && !n.ends_with("eta32"));
+    for alpha in paper::ALPHAS {
+        for which in ["niced cache's performance", "other cache's performance"] {
+            let (ours, model, _) = row(
+                &e,
+                "mem-equilibrium",
+                &format!("alpha {alpha}, eta 5: {which}"),
+            );
+            let model = model.unwrap();
+            assert!(
+                (ours / model - 1.0).abs() < 0.10,
+                "alpha {alpha}: {which} {ours:.3} against {model:.3}"
+            );
+        }
+        let (share, model, _) = row(
+            &e,
+            "mem-equilibrium",
+            &format!("alpha {alpha}, eta 5: other cache's share"),
+        );
+        assert!(share > 0.7 && share <= model.unwrap() + 0.02, "{share}");
+    }
+}
