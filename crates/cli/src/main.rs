@@ -8,6 +8,7 @@ mod mem;
 mod mount;
 mod output;
 mod paper;
+mod paper_mem;
 mod plots;
 mod progress;
 mod run;

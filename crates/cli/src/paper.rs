@@ -1,5 +1,6 @@
-//! `antsched paper`: the SOSP 2001 paper's microbenchmarks on the model of its disk, side by
-//! side with the published numbers, with plots and a report.
+//! `antsched paper`: the SOSP 2001 paper's microbenchmarks on the model of its disk (the disk
+//! half), and the thesis's memory experiments on the memory simulator (the memory half, in
+//! `paper_mem`), side by side with the published numbers, with plots and a report.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -11,8 +12,22 @@ use anyhow::Context;
 use crate::plots::{Bars, Heatmap, Lines, Plot};
 use crate::progress::Progress;
 
+/// Which half of the thesis to reproduce.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Part {
+    /// The SOSP 2001 paper's microbenchmarks and the peers' tables.
+    Disk,
+    /// The thesis's chapter 6 (and section 4.5) on the memory simulator.
+    Memory,
+    /// Both.
+    All,
+}
+
 #[derive(clap::Args)]
 pub struct Args {
+    /// Which half: the disk experiments, the memory experiments, or both.
+    #[arg(long, value_enum, default_value = "all")]
+    part: Part,
     /// The paper's disk: a built-in model (see `antsched disks`) or a DiskSim .parv file.
     #[arg(long, default_value = "deskstar-34gxp", value_name = "NAME|FILE")]
     disk: String,
@@ -41,10 +56,27 @@ pub struct Args {
     file_spacing: u64,
 }
 
+/// The disk half's results.
+struct DiskHalf {
+    opts: PaperOptions,
+    runs: Vec<PaperRun>,
+    experiments: Vec<Experiment>,
+    comparison: Comparison,
+}
+
+impl Args {
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+}
+
 pub fn run(a: Args) -> anyhow::Result<()> {
+    let (disk_part, memory_part) = (a.part != Part::Memory, a.part != Part::Disk);
     // Check the disks before minutes of work.
     antsched_sim::disk_model(&a.disk)?;
-    antsched_sim::disk_model(&a.fast_disk)?;
+    if disk_part {
+        antsched_sim::disk_model(&a.fast_disk)?;
+    }
     // And the destinations: a full run must not end by failing to write its results.
     std::fs::create_dir_all(&a.out)
         .with_context(|| format!("cannot create {}", a.out.display()))?;
@@ -52,38 +84,72 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if let Some(path) = &a.json {
         crate::output::check_writable(path)?;
     }
-    let opts = PaperOptions {
-        disk: a.disk.clone(),
-        fast_disk: a.fast_disk.clone(),
-        quick: a.quick,
-        estimator: a.estimator.clone(),
-        file_spacing: a.file_spacing << 20,
+    let disk = if disk_part {
+        let opts = PaperOptions {
+            disk: a.disk.clone(),
+            fast_disk: a.fast_disk.clone(),
+            quick: a.quick,
+            estimator: a.estimator.clone(),
+            file_spacing: a.file_spacing << 20,
+        };
+        let plan = paper::plan(&opts);
+        let progress = Progress::new(plan.len() as u64, "paper (disk)");
+        let runs = paper::run(&plan, a.seed, &|| progress.inc())?;
+        progress.finish();
+        let experiments = paper::evaluate(&runs);
+        let comparison = paper::compare(&runs);
+        Some(DiskHalf {
+            opts,
+            runs,
+            experiments,
+            comparison,
+        })
+    } else {
+        None
     };
-    let plan = paper::plan(&opts);
-    let progress = Progress::new(plan.len() as u64, "paper");
-    let runs = paper::run(&plan, a.seed, &|| progress.inc())?;
-    progress.finish();
-    let experiments = paper::evaluate(&runs);
-    let comparison = paper::compare(&runs);
-    print!("{}", summary(&experiments));
-    println!(
-        "comparison: {} schedulers on {} microbenchmarks (report.md, comparison.png)",
-        comparison.rows.len(),
-        comparison.columns.len()
-    );
+    let memory = if memory_part {
+        Some(crate::paper_mem::run(&a.disk, a.quick, a.seed)?)
+    } else {
+        None
+    };
 
-    let json = serde_json::to_string_pretty(&serde_json::json!({
+    let experiments: Vec<&Experiment> = disk
+        .iter()
+        .flat_map(|d| &d.experiments)
+        .chain(memory.iter().flat_map(|m| &m.experiments))
+        .collect();
+    print!("{}", summary(&experiments));
+    if let Some(d) = &disk {
+        println!(
+            "comparison: {} schedulers on {} microbenchmarks (report.md, comparison.png)",
+            d.comparison.rows.len(),
+            d.comparison.columns.len()
+        );
+    }
+    if let Some(m) = &memory {
+        print!("{}", crate::paper_mem::console(m));
+    }
+
+    let mut json = serde_json::json!({
         "disk": a.disk,
-        "fast_disk": a.fast_disk,
         "quick": a.quick,
         "seed": a.seed,
+        "part": format!("{:?}", a.part).to_lowercase(),
         "experiments": experiments,
-        "comparison": comparison,
-        "runs": runs.iter().map(|r| serde_json::json!({
+    });
+    if let Some(d) = &disk {
+        json["fast_disk"] = serde_json::json!(a.fast_disk);
+        json["comparison"] = serde_json::to_value(&d.comparison)?;
+        json["runs"] =
+            serde_json::json!(d.runs.iter().map(|r| serde_json::json!({
             "group": r.plan.group, "variant": r.plan.variant, "x": r.plan.x, "report": r.report,
-        })).collect::<Vec<_>>(),
-    }))?;
-    write_outputs(&a, &opts, &runs, &experiments, &comparison, &json)?;
+        })).collect::<Vec<_>>());
+    }
+    if let Some(m) = &memory {
+        json["memory"] = crate::paper_mem::json(m)?;
+    }
+    let json = serde_json::to_string_pretty(&json)?;
+    write_outputs(&a, disk.as_ref(), memory.as_ref(), &json)?;
     if let Some(path) = &a.json {
         crate::output::write_atomically(path, json.as_bytes())?;
     }
@@ -92,7 +158,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 }
 
 /// A row's value, with `≥` where it is a lower bound (a capped run).
-fn fmt_bound(v: f64, lower_bound: bool) -> String {
+pub(crate) fn fmt_bound(v: f64, lower_bound: bool) -> String {
     if lower_bound {
         format!("≥{}", fmt(v))
     } else {
@@ -100,7 +166,7 @@ fn fmt_bound(v: f64, lower_bound: bool) -> String {
     }
 }
 
-fn fmt(v: f64) -> String {
+pub(crate) fn fmt(v: f64) -> String {
     if !v.is_finite() {
         "-".into()
     } else if v.abs() >= 100.0 {
@@ -113,7 +179,7 @@ fn fmt(v: f64) -> String {
 }
 
 /// The console table: experiment, quantity, paper, ours, ratio.
-fn summary(experiments: &[Experiment]) -> String {
+fn summary(experiments: &[&Experiment]) -> String {
     let mut out = String::new();
     let qw = experiments
         .iter()
@@ -146,66 +212,76 @@ fn summary(experiments: &[Experiment]) -> String {
 /// file.
 fn write_outputs(
     a: &Args,
-    opts: &PaperOptions,
-    runs: &[PaperRun],
-    experiments: &[Experiment],
-    comparison: &Comparison,
+    disk: Option<&DiskHalf>,
+    memory: Option<&crate::paper_mem::MemHalf>,
     json: &str,
 ) -> anyhow::Result<()> {
     // `run` made `a.out` before the work.
     let scratch = a
         .out
         .join(format!(".antsched-paper-{}", std::process::id()));
-    std::fs::create_dir_all(scratch.join("jobs"))
+    std::fs::create_dir_all(&scratch)
         .with_context(|| format!("cannot create {}", scratch.display()))?;
     let result = (|| -> anyhow::Result<()> {
-        let mut plots = draw_plots(&scratch, runs)?;
-        plots.push(draw_comparison(&scratch, comparison)?);
-        let mut jobs = BTreeMap::new();
-        for r in runs {
-            let name = if r.plan.variant.is_empty() && r.plan.x.is_none() {
-                r.plan.group.clone()
-            } else {
-                format!(
-                    "{}{}{}",
-                    r.plan.group,
-                    if r.plan.variant.is_empty() {
-                        String::new()
-                    } else {
-                        // `seq/read`, `1:2`: file names without separators.
-                        format!("-{}", r.plan.variant.replace(['/', ':'], "-"))
-                    },
-                    r.plan.x.map_or(String::new(), |x| format!("-x{x}")),
-                )
-            };
-            jobs.entry(name).or_insert_with(|| r.plan.job.clone());
+        // Every file written, relative to the output directory.
+        let mut files: Vec<String> = Vec::new();
+        let mut md = String::new();
+        if let Some(d) = disk {
+            std::fs::create_dir_all(scratch.join("jobs"))?;
+            let mut plots = draw_plots(&scratch, &d.runs)?;
+            plots.push(draw_comparison(&scratch, &d.comparison)?);
+            let mut jobs = BTreeMap::new();
+            for r in &d.runs {
+                let name = if r.plan.variant.is_empty() && r.plan.x.is_none() {
+                    r.plan.group.clone()
+                } else {
+                    format!(
+                        "{}{}{}",
+                        r.plan.group,
+                        if r.plan.variant.is_empty() {
+                            String::new()
+                        } else {
+                            // `seq/read`, `1:2`: file names without separators.
+                            format!("-{}", r.plan.variant.replace(['/', ':'], "-"))
+                        },
+                        r.plan.x.map_or(String::new(), |x| format!("-x{x}")),
+                    )
+                };
+                jobs.entry(name).or_insert_with(|| r.plan.job.clone());
+            }
+            for (name, job) in &jobs {
+                std::fs::write(scratch.join("jobs").join(format!("{name}.fio")), job)?;
+                files.push(format!("jobs/{name}.fio"));
+            }
+            md += &report(a, &d.opts, &d.experiments, &d.comparison, &plots);
+            files.extend(plots_files(&plots));
         }
-        for (name, job) in &jobs {
-            std::fs::write(scratch.join("jobs").join(format!("{name}.fio")), job)?;
+        if let Some(m) = memory {
+            let plots = crate::paper_mem::write(&scratch, m, &mut files)?;
+            md += &crate::paper_mem::report(m, &plots, a, disk.is_none());
+            files.extend(plots_files(&plots));
         }
         std::fs::write(scratch.join("results.json"), json)?;
-        std::fs::write(
-            scratch.join("report.md"),
-            report(a, opts, experiments, comparison, &plots),
-        )?;
+        std::fs::write(scratch.join("report.md"), md)?;
+        files.extend(["results.json".into(), "report.md".into()]);
         // Move everything into place, file by file.
-        std::fs::create_dir_all(a.out.join("jobs"))?;
-        for name in jobs.keys() {
-            let f = format!("jobs/{name}.fio");
-            std::fs::rename(scratch.join(&f), a.out.join(&f))?;
-        }
-        for f in plots
-            .iter()
-            .flat_map(|p| [format!("{p}.png"), format!("{p}.svg")])
-            .chain(["results.json".into(), "report.md".into()])
-        {
-            std::fs::rename(scratch.join(&f), a.out.join(&f))
-                .with_context(|| format!("cannot write {}", a.out.join(&f).display()))?;
+        for f in &files {
+            if let Some(parent) = Path::new(f).parent() {
+                std::fs::create_dir_all(a.out.join(parent))?;
+            }
+            std::fs::rename(scratch.join(f), a.out.join(f))
+                .with_context(|| format!("cannot write {}", a.out.join(f).display()))?;
         }
         Ok(())
     })();
     let _ = std::fs::remove_dir_all(&scratch);
     result
+}
+
+fn plots_files(plots: &[String]) -> impl Iterator<Item = String> + '_ {
+    plots
+        .iter()
+        .flat_map(|p| [format!("{p}.png"), format!("{p}.svg")])
 }
 
 fn series(runs: &[PaperRun], group: &str, scheduler: &str) -> Vec<(f64, f64)> {
@@ -512,6 +588,21 @@ fn report(
         env!("CARGO_PKG_VERSION"),
     );
     let _ = writeln!(md, "Ratio is ours / paper. MB is 10^6 bytes. Shares are fractions of disk time (the paper's contracts are in disk utilization).\n");
+    md += &experiment_tables(experiments, a.quick);
+    let _ = writeln!(md, "{}", paper::modelling_notes(opts));
+    md += &comparison_section(comparison);
+    let _ = writeln!(md, "## Plots\n");
+    for p in plots {
+        let _ = writeln!(md, "![{p}]({p}.png) ([SVG]({p}.svg))\n");
+    }
+    md
+}
+
+/// Each experiment's table (quantity, paper, ours, ratio), and why ours differs wherever it
+/// differs by more than 15%: the reason the evaluation worked out from the runs, or else the
+/// disk half's known explanations.
+pub(crate) fn experiment_tables(experiments: &[Experiment], quick: bool) -> String {
+    let mut md = String::new();
     for e in experiments {
         let _ = writeln!(md, "## {} (section {})\n\n{}\n", e.id, e.section, e.title);
         let _ = writeln!(md, "| quantity | paper | ours | ratio |\n|---|---|---|---|");
@@ -535,7 +626,10 @@ fn report(
             // Several rows of one sweep often share a reason: say it once, after all of them.
             let mut reasons: Vec<(Vec<&str>, String)> = Vec::new();
             for r in off {
-                let why = paper::explain(&e.id, &r.quantity, a.quick);
+                let why = r
+                    .why
+                    .clone()
+                    .unwrap_or_else(|| paper::explain(&e.id, &r.quantity, quick));
                 match reasons.iter_mut().find(|(_, w)| *w == why) {
                     Some((rows, _)) => rows.push(&r.quantity),
                     None => reasons.push((vec![&r.quantity], why)),
@@ -546,12 +640,6 @@ fn report(
             }
         }
         let _ = writeln!(md);
-    }
-    let _ = writeln!(md, "{}", paper::modelling_notes(opts));
-    md += &comparison_section(comparison);
-    let _ = writeln!(md, "## Plots\n");
-    for p in plots {
-        let _ = writeln!(md, "![{p}]({p}.png) ([SVG]({p}.svg))\n");
     }
     md
 }

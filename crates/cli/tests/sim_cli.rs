@@ -151,7 +151,7 @@ fn paper_quick_writes_the_report_plots_jobs_and_json() {
     let dir = scratch("paper");
     let json = dir.join("paper.json");
     let out = bin()
-        .args(["paper", "--quick", "--out"])
+        .args(["paper", "--part", "disk", "--quick", "--out"])
         .arg(dir.join("out"))
         .arg("--json")
         .arg(&json)
