@@ -41,6 +41,28 @@ pub enum PriorityClass {
     Low,
 }
 
+impl PriorityClass {
+    /// Low 0, Normal 1, High 2: a class is protected from every class of a smaller rank.
+    pub fn rank(self) -> u8 {
+        match self {
+            PriorityClass::Low => 0,
+            PriorityClass::Normal => 1,
+            PriorityClass::High => 2,
+        }
+    }
+
+    /// The class of a chain shift (a weight's log2, truncated): a whole bin set or more
+    /// either way.
+    pub fn of_shift(shift: i32) -> Self {
+        let b = BINS as i32;
+        match shift {
+            s if s >= b => PriorityClass::Low,
+            s if s <= -b => PriorityClass::High,
+            _ => PriorityClass::Normal,
+        }
+    }
+}
+
 /// A nice value or weight outside the range the thesis defines.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum NiceError {
@@ -102,12 +124,7 @@ impl MemNice {
 
     /// The priority class: a shift of a whole bin set (B chains) or more either way.
     pub fn class(&self) -> PriorityClass {
-        let b = BINS as i32;
-        match self.shift() {
-            s if s >= b => PriorityClass::Low,
-            s if s <= -b => PriorityClass::High,
-            _ => PriorityClass::Normal,
-        }
+        PriorityClass::of_shift(self.shift())
     }
 
     /// The severity this process is told: the system's severity divided by its weight, so a

@@ -66,7 +66,7 @@
 use antsched_core::Nanos;
 use serde::{Deserialize, Serialize};
 
-use crate::nice::MemNice;
+use crate::nice::{MemNice, PriorityClass};
 
 /// A resident page: a dense index into the model's page slots, reused after release or
 /// eviction.
@@ -1019,6 +1019,48 @@ impl Replacement {
     /// The candidate's scaled age in seconds (S_paging), if any page is resident.
     pub fn candidate_age_s(&self) -> Option<f64> {
         self.candidate().map(|(_, a)| a)
+    }
+
+    /// The candidate age a process of `class` is priced by: the scaled age of the oldest page
+    /// of its class or a higher one. Pages of lower classes go first and "cannot make a
+    /// higher class page or adapt" (section 5.1.3), so they do not set its price.
+    pub fn candidate_age_for(&self, class: PriorityClass) -> Option<f64> {
+        for c in (0..self.chains.len() as u32).rev() {
+            let chain = &self.chains[ix(c)];
+            if chain.pages == 0 {
+                continue;
+            }
+            let mut l = chain.head;
+            while l != NIL {
+                if self.lists[ix(l)].len > 0 && self.class_of_set(l / self.cfg.bins) >= class.rank()
+                {
+                    return Some(self.scaled_age_of_chain(c));
+                }
+                l = self.lists[ix(l)].ring_next;
+                if l == chain.head {
+                    break;
+                }
+            }
+        }
+        None
+    }
+
+    /// The rank of the class a set's pages belong to: its process's, or for owner-less pages
+    /// the class of the nice they were given.
+    fn class_of_set(&self, set: u32) -> u8 {
+        if set < UNMAPPED_SETS {
+            let clean = set % 2 == 1;
+            let shift = self.set_shift[ix(set)]
+                - if clean {
+                    self.cfg.clean_shift as i32
+                } else {
+                    0
+                };
+            PriorityClass::of_shift(shift).rank()
+        } else {
+            let proc = (set - UNMAPPED_SETS) / 2;
+            self.procs[ix(proc)].nice.class().rank()
+        }
     }
 
     /// Evicts the candidate: it leaves residency and its id is released (the driver writes it

@@ -68,6 +68,7 @@ fn section_6_3_the_heap_cliff_and_the_adaptation_that_removes_it() {
             "jvm-heap-227",
             "jvm-heap-231",
             "jvm-adaptive",
+            "jvm-adaptive-niced-hog",
         ]
         .contains(&n)
     });
@@ -79,6 +80,25 @@ fn section_6_3_the_heap_cliff_and_the_adaptation_that_removes_it() {
     assert!(never231, "the 231 MB heap thrashes");
     let (adaptive, _, never) = row(&e, "mem-gc", "adaptive heap: runtime");
     assert!(!never && adaptive < 1.15 * t220, "adaptive {adaptive} s");
+    // Section 6.3.4: the hog niced +14 is in the next class: the heap finishes, reads back
+    // no more of its own pages than alone, and the hog pages its own.
+    let (_, _, never) = row(&e, "mem-gc", "hog niced +14: the heap's runtime");
+    assert!(!never);
+    let (heap_back, _, _) = row(&e, "mem-gc", "hog niced +14: the heap's pages read back (");
+    let (alone_back, _, _) = row(
+        &e,
+        "mem-gc",
+        "hog niced +14: the heap's pages read back, alone",
+    );
+    let (hog_back, _, _) = row(&e, "mem-gc", "hog niced +14: the hog's pages read back");
+    assert!(
+        heap_back <= 1.1 * alone_back + 10.0,
+        "{heap_back} vs {alone_back} alone"
+    );
+    assert!(
+        hog_back > 10.0 * heap_back.max(1.0),
+        "hog {hog_back}, heap {heap_back}"
+    );
 }
 
 /// Section 4.5 at eta = 5: each cache's steady-state performance against an even split

@@ -648,15 +648,6 @@ fn heap(runs: &[MemRun]) -> Experiment {
             Some(THESIS_ADAPTIVE_HEAP_MB),
             settled_heap(n),
         );
-        let s_seen = median(n.severity.iter().map(|x| x.severity_s).collect());
-        e.why(format!(
-            "the hog's pages, niced into the lower class, are always the candidate, and their \
-             ages scaled by its weight keep S at {s_seen:.0} s (median): the heap never hears \
-             of pressure, grows into all of memory and pages its own pages. The simulator \
-             computes one S for the machine; the thesis's rule that a lower class cannot make a \
-             higher class adapt needs the S of each class (free memory counting the lower \
-             classes' pages), which it does not have yet"
-        ));
         let (t, never) = runtime_s(n);
         e.row_bounded("hog niced +14: the heap's runtime, s", None, t, never);
         e.row(
@@ -671,6 +662,13 @@ fn heap(runs: &[MemRun]) -> Experiment {
                 .get(1)
                 .map_or(f64::NAN, |p| p.pages_read_back as f64),
         );
+        if let Some(a) = adaptive {
+            e.row(
+                "hog niced +14: the heap's pages read back, alone",
+                None,
+                first(a).pages_read_back as f64,
+            );
+        }
     }
     e
 }

@@ -183,6 +183,29 @@ fn section_5_1_3_classes_never_page_a_higher_class_while_a_lower_one_has_pages()
     assert_eq!((r.chain_of(h), r.chain_of(n)), (Some(0), Some(0)));
 }
 
+/// Section 5.1.3: a lower class "cannot make a higher class page or adapt": the candidate
+/// age a Normal process is priced by ignores a Low process's pages, however old they look
+/// once scaled, and is the oldest Normal page's.
+#[test]
+fn section_5_1_3_a_lower_class_does_not_set_a_higher_class_candidate_age() {
+    use crate::PriorityClass::{High, Low, Normal};
+    let mut r = model();
+    r.set_nice(1, nice(14));
+    let _normal = r.alloc(0, true, 0);
+    r.tick(40 * SEC);
+    let _low = r.alloc(1, true, 40 * SEC);
+    r.tick(45 * SEC);
+    // The Low page is the system's candidate (its age scaled by 2^10)...
+    let system = r.candidate_age_s().unwrap();
+    assert_eq!(r.candidate().unwrap().0, _low);
+    assert!(system > 5000.0, "{system}");
+    // ... but a Normal process is priced by the Normal page's own age (40 s: bin 3).
+    assert_eq!(r.candidate_age_for(Normal), Some(40.0));
+    assert_eq!(r.candidate_age_for(Low), Some(system));
+    // No High pages: nothing prices a High process.
+    assert_eq!(r.candidate_age_for(High), None);
+}
+
 /// Section 5.1.3: processes whose shifted ranges overlap compete partly: nice 4 (3 chains)
 /// pages go before nice 0 pages when, and only when, they are older once scaled by 8.
 #[test]

@@ -24,6 +24,7 @@ use super::disk::{PagingDisk, PAGER, PAGE_SECTORS};
 use super::process::{Proc, Touch};
 use super::report::{MemReport, ProcReport, Sample};
 use super::scenario::{Policy, Scenario};
+use crate::nice::PriorityClass;
 use crate::replacement::{PageId, Replacement, ReplacementConfig};
 use crate::severity::SeverityConfig;
 
@@ -91,6 +92,8 @@ pub struct Engine<'a> {
     pub(crate) psi_avg10: f64,
     psi_last: Nanos,
     last_check_severity: f64,
+    /// Processes of more than one priority class: each class is priced by its own S.
+    mixed_classes: bool,
     end: Nanos,
     /// Finite processes not yet done: the run ends when it reaches 0.
     running: usize,
@@ -182,10 +185,15 @@ impl<'a> Engine<'a> {
             psi_avg10: 0.0,
             psi_last: 0,
             last_check_severity: scenario.severity.s_max,
+            mixed_classes: false,
             end,
             running: 0,
         };
         e.running = e.procs.iter().filter(|p| p.finite()).count();
+        e.mixed_classes = e
+            .procs
+            .windows(2)
+            .any(|w| w[0].nice.class() != w[1].nice.class());
         for i in 0..e.procs.len() {
             let at = secs(scenario.processes[i].start_s);
             e.push(at, Ev::Start(i as u32));
@@ -563,6 +571,25 @@ impl<'a> Engine<'a> {
         (self.cfg.severity(self.free_frames, tau, age), age)
     }
 
+    /// The severity a process of `class` is priced by, before its weight: where lower
+    /// classes hold memory, their pages count as free and their ages do not set the
+    /// candidate, because they are paged first and "cannot make a higher class page or
+    /// adapt" (section 5.1.3). With one class present it is the system's severity.
+    fn severity_for(&self, class: PriorityClass) -> f64 {
+        if !self.mixed_classes {
+            return self.severity().0;
+        }
+        let below: u64 = self
+            .procs
+            .iter()
+            .filter(|p| p.nice.class().rank() < class.rank())
+            .map(|p| p.resident)
+            .sum();
+        let tau = self.cfg.tau(self.total_frames);
+        let age = self.mem.candidate_age_for(class).unwrap_or(self.cfg.s_max);
+        self.cfg.severity(self.free_frames + below, tau, age)
+    }
+
     /// Tells each subscriber whose scaled severity moved by a factor of two, or whose 1 s
     /// repeat is due. `forced`: from the repeat timer.
     fn check_severity(&mut self, forced: bool) {
@@ -571,18 +598,39 @@ impl<'a> Engine<'a> {
         }
         let (s, _) = self.severity();
         // Between repeats only a move by a factor of two can notify anyone; checking on every
-        // step would cost a pass over the processes per reference batch.
-        if !forced && s > self.last_check_severity / 1.9 && s < self.last_check_severity * 1.9 {
+        // step would cost a pass over the processes per reference batch. (With several
+        // classes each has its own S, which can move while the system's does not.)
+        if !forced
+            && !self.mixed_classes
+            && s > self.last_check_severity / 1.9
+            && s < self.last_check_severity * 1.9
+        {
             return;
         }
         self.last_check_severity = s;
+        let by_class: Vec<f64> = [
+            PriorityClass::Low,
+            PriorityClass::Normal,
+            PriorityClass::High,
+        ]
+        .into_iter()
+        .map(|c| {
+            if self.mixed_classes {
+                self.severity_for(c)
+            } else {
+                s
+            }
+        })
+        .collect();
         let mut next_repeat: Option<Nanos> = None;
         for i in 0..self.procs.len() {
             let pr = &mut self.procs[i];
             if pr.done.is_some() || pr.started.is_none() || !pr.listens() {
                 continue;
             }
-            let seen = pr.nice.scaled_severity(s);
+            let seen = pr
+                .nice
+                .scaled_severity(by_class[pr.nice.class().rank() as usize]);
             if let Some(n) = pr.notifier.observe(seen, self.now) {
                 self.stats.notifications += 1;
                 pr.pending = Some(n);
@@ -608,8 +656,8 @@ impl<'a> Engine<'a> {
         if self.procs[p as usize].done.is_some() {
             return;
         }
-        let (s, _) = self.severity();
-        let seen = self.procs[p as usize].nice.scaled_severity(s);
+        let nice = self.procs[p as usize].nice;
+        let seen = nice.scaled_severity(self.severity_for(nice.class()));
         self.react(p, seen);
     }
 
