@@ -284,8 +284,12 @@ pub fn report(m: &MemHalf, plots: &[String], a: &Args, alone: bool) -> String {
     let _ = writeln!(
         md,
         "## The anchors' policies against antsched's\n\n\
-         | baseline | workload | antsched min | baseline min | antsched MB | baseline MB | antsched ahead |\n\
-         |---|---|---|---|---|---|---|"
+         Runtime of the database (min), its footprint (mean resident MB) and the machine's \
+         free memory (mean MB while the database ran) under antsched's policy and each \
+         baseline's. A baseline whose footprint is smaller but slower left that memory free: \
+         nothing else used it.\n\n\
+         | baseline | workload | antsched min | baseline min | antsched MB | baseline MB | antsched free MB | baseline free MB | antsched ahead |\n\
+         |---|---|---|---|---|---|---|---|---|"
     );
     for v in &m.verdicts {
         let ahead = match (v.faster, v.smaller) {
@@ -296,13 +300,15 @@ pub fn report(m: &MemHalf, plots: &[String], a: &Args, alone: bool) -> String {
         };
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             v.baseline,
             if v.hog { "with the hog" } else { "alone" },
             fmt(v.antsched_min),
             fmt(v.baseline_min),
             fmt(v.antsched_mb),
             fmt(v.baseline_mb),
+            fmt(v.antsched_free_mb),
+            fmt(v.baseline_free_mb),
             ahead
         );
     }
