@@ -17,8 +17,6 @@
 
 use std::hash::Hash;
 
-use std::collections::BTreeMap;
-
 use antsched_core::Nanos;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
@@ -110,14 +108,18 @@ pub struct AdaptiveCache<K> {
     index: FxHashMap<K, u32>,
     slots: Vec<Option<Entry<K>>>,
     free_slots: Vec<u32>,
-    /// The release queues, each least recently used first: (last access, insertion sequence)
-    /// to slot. The LRU orders keep one; least amortized cost keeps one per [`cost bin`]
+    /// The release queues, each a list of slots least recently used first (by last access,
+    /// then insertion sequence). Time only moves forward for a real caller, so a touched or
+    /// new entry goes to the back in O(1); a caller that goes back in time pays a walk. The LRU orders keep one; least amortized cost keeps one per [`cost bin`]
     /// (the thesis's database kept its pages "in application-level bins by amortized cost",
     /// section 6.2.3), so that the cheapest entry is the cheapest of the bins' heads and a
     /// round never scans the whole cache.
     ///
     /// [`cost bin`]: cost_bin
-    queues: Vec<BTreeMap<(Nanos, u64), u32>>,
+    queues: Vec<Queue>,
+    /// Each slot's neighbours in its queue (NIL at the ends).
+    prev: Vec<u32>,
+    next: Vec<u32>,
     /// Which queues hold entries, a bit each: the cheapest entry is looked for only there.
     occupied: [u64; COST_BINS.div_ceil(64)],
     seq: Vec<u64>,
@@ -137,6 +139,23 @@ const BINS_PER_OCTAVE: f64 = 4.0;
 const MIN_VALUE_S: f64 = 1e-9;
 /// Bins up to values of about 10^6 s; dearer entries share the last.
 const COST_BINS: usize = 208;
+
+/// No slot.
+const NIL: u32 = u32::MAX;
+
+/// A release queue: the first and last slot of its list.
+#[derive(Clone, Copy, Debug)]
+struct Queue {
+    head: u32,
+    tail: u32,
+}
+
+impl Queue {
+    const EMPTY: Queue = Queue {
+        head: NIL,
+        tail: NIL,
+    };
+}
 
 /// The cost bin of an entry worth `value_s` to keep (Eq. 4.3's numerator).
 fn cost_bin(value_s: f64) -> usize {
@@ -158,7 +177,9 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
             index: FxHashMap::default(),
             slots: Vec::new(),
             free_slots: Vec::new(),
-            queues: vec![BTreeMap::new(); queues],
+            queues: vec![Queue::EMPTY; queues],
+            prev: Vec::new(),
+            next: Vec::new(),
             occupied: [0; COST_BINS.div_ceil(64)],
             seq: Vec::new(),
             next_seq: 0,
@@ -239,9 +260,70 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
             .as_mut()
             .expect("indexed slot")
             .last_access = last_access;
-        let queue = &mut self.queues[q];
-        queue.remove(&old);
-        queue.insert((last_access, old.1), slot);
+        self.unlink(q, slot);
+        self.link(q, slot);
+    }
+
+    /// The order key of a slot in its queue.
+    fn key_of(&self, slot: u32) -> (Nanos, u64) {
+        (self.entry(slot).last_access, self.seq[slot as usize])
+    }
+
+    /// Puts `slot` into queue `q` after the last entry whose key is not greater than its own.
+    fn link(&mut self, q: usize, slot: u32) {
+        let key = self.key_of(slot);
+        let mut after = self.queues[q].tail;
+        while after != NIL && self.key_of(after) > key {
+            after = self.prev[after as usize];
+        }
+        let before = if after == NIL {
+            self.queues[q].head
+        } else {
+            self.next[after as usize]
+        };
+        self.prev[slot as usize] = after;
+        self.next[slot as usize] = before;
+        if after == NIL {
+            self.queues[q].head = slot;
+        } else {
+            self.next[after as usize] = slot;
+        }
+        if before == NIL {
+            self.queues[q].tail = slot;
+        } else {
+            self.prev[before as usize] = slot;
+        }
+        if self.queues[q].head == slot && self.queues[q].tail == slot {
+            self.occupied[q / 64] |= 1 << (q % 64);
+        }
+    }
+
+    fn unlink(&mut self, q: usize, slot: u32) {
+        let (p, n) = (self.prev[slot as usize], self.next[slot as usize]);
+        if p == NIL {
+            self.queues[q].head = n;
+        } else {
+            self.next[p as usize] = n;
+        }
+        if n == NIL {
+            self.queues[q].tail = p;
+        } else {
+            self.prev[n as usize] = p;
+        }
+        if self.queues[q].head == NIL {
+            self.occupied[q / 64] &= !(1 << (q % 64));
+        }
+    }
+
+    /// The slots of queue `q`, least recently used first.
+    fn iter_queue(&self, q: usize) -> impl Iterator<Item = u32> + '_ {
+        std::iter::successors(
+            (self.queues[q].head != NIL).then_some(self.queues[q].head),
+            move |&s| {
+                let n = self.next[s as usize];
+                (n != NIL).then_some(n)
+            },
+        )
     }
 
     /// Whether an entry of `bytes` may be cached at all (it is not larger than the limit).
@@ -282,6 +364,8 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
         let slot = self.free_slots.pop().unwrap_or_else(|| {
             self.slots.push(None);
             self.seq.push(0);
+            self.prev.push(NIL);
+            self.next.push(NIL);
             (self.slots.len() - 1) as u32
         });
         let entry = Entry {
@@ -293,8 +377,7 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
         let q = self.queue_of(&entry);
         self.slots[slot as usize] = Some(entry);
         self.seq[slot as usize] = self.next_seq;
-        self.queues[q].insert((now, self.next_seq), slot);
-        self.occupied[q / 64] |= 1 << (q % 64);
+        self.link(q, slot);
         self.next_seq += 1;
         self.index.insert(key, slot);
         self.bytes += bytes;
@@ -312,12 +395,9 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
     }
 
     fn remove_slot(&mut self, slot: u32) -> K {
+        let q = self.queue_of(self.entry(slot));
+        self.unlink(q, slot);
         let e = self.slots[slot as usize].take().expect("indexed slot");
-        let q = self.queue_of(&e);
-        self.queues[q].remove(&(e.last_access, self.seq[slot as usize]));
-        if self.queues[q].is_empty() {
-            self.occupied[q / 64] &= !(1 << (q % 64));
-        }
         self.index.remove(&e.key);
         self.free_slots.push(slot);
         self.bytes -= e.bytes;
@@ -340,7 +420,7 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
     fn victim(&self, now: Nanos) -> Option<u32> {
         match self.config.order {
             ReleaseOrder::Lru | ReleaseOrder::LruLookahead => {
-                let window: Vec<u32> = self.queues[0].values().take(LOOKAHEAD).copied().collect();
+                let window: Vec<u32> = self.iter_queue(0).take(LOOKAHEAD).collect();
                 self.pick(&window).map(|i| window[i])
             }
             ReleaseOrder::LeastAmortizedCost => self.cheapest(now).map(|(_, slot)| slot),
@@ -362,8 +442,11 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
             .map(move |b| word * 64 + b.trailing_zeros() as usize)
         });
         occupied
-            .filter_map(|q| self.queues[q].first_key_value())
-            .map(|(&(last, seq), &slot)| (self.entry(slot).chunk().amortized(now), last, seq, slot))
+            .map(|q| self.queues[q].head)
+            .map(|slot| {
+                let (last, seq) = self.key_of(slot);
+                (self.entry(slot).chunk().amortized(now), last, seq, slot)
+            })
             .min_by(|a, b| a.0.total_cmp(&b.0).then((a.1, a.2).cmp(&(b.1, b.2))))
             .map(|(cost, _, _, slot)| (cost, slot))
     }
@@ -413,23 +496,25 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
             } else {
                 LOOKAHEAD
             };
-            let mut lru = self.queues[0].values().copied();
-            let mut window: Vec<u32> = Vec::with_capacity(look);
             let mut chosen = Vec::new();
-            let mut bytes = 0;
-            loop {
-                window.extend(lru.by_ref().take(look - window.len()));
-                let Some(i) = self.pick(&window) else { break };
-                let slot = window.remove(i);
-                if self.entry(slot).chunk().amortized(now) >= threshold {
-                    break;
+            {
+                let mut bytes = 0;
+                let mut lru = self.iter_queue(0);
+                let mut window: Vec<u32> = Vec::with_capacity(look);
+                loop {
+                    window.extend(lru.by_ref().take(look - window.len()));
+                    let Some(i) = self.pick(&window) else { break };
+                    let slot = window.remove(i);
+                    if self.entry(slot).chunk().amortized(now) >= threshold {
+                        break;
+                    }
+                    if bytes + self.entry(slot).bytes > self.config.round_bytes {
+                        round.more = true;
+                        break;
+                    }
+                    bytes += self.entry(slot).bytes;
+                    chosen.push(slot);
                 }
-                if bytes + self.entry(slot).bytes > self.config.round_bytes {
-                    round.more = true;
-                    break;
-                }
-                bytes += self.entry(slot).bytes;
-                chosen.push(slot);
             }
             for slot in chosen {
                 round.bytes += self.entry(slot).bytes;
@@ -585,6 +670,33 @@ mod tests {
             prop_assert_eq!(c.bytes() + r.bytes, total);
             prop_assert_eq!(r.released.len() + c.len(), sizes.len());
             for k in &r.released { prop_assert!(!c.contains(k)); }
+        }
+
+        /// LRU gives entries back in the order of their last access, whatever order the
+        /// caller's times came in (the queues are sorted lists, kept in O(1) when time only
+        /// moves forward).
+        #[test]
+        fn lru_releases_in_last_access_order(
+            inserts in proptest::collection::vec(0u64..1000, 1..100),
+            gets in proptest::collection::vec((0usize..100, 0u64..2000), 0..200),
+        ) {
+            let mut c = AdaptiveCache::new(CacheConfig { order: ReleaseOrder::Lru, ..Default::default() });
+            let mut last = std::collections::HashMap::new();
+            for (i, &t) in inserts.iter().enumerate() {
+                c.insert(i, 4096, cost(1.0), t * S);
+                last.insert(i, t * S);
+            }
+            for &(k, t) in &gets {
+                if c.get(&k, t * S) {
+                    let l = last.get_mut(&k).unwrap();
+                    *l = (*l).max(t * S);
+                }
+            }
+            let order = c.evict_to(0, 3000 * S);
+            prop_assert_eq!(order.len(), inserts.len());
+            for w in order.windows(2) {
+                prop_assert!(last[&w[0]] <= last[&w[1]], "{:?} before {:?}", w[0], w[1]);
+            }
         }
 
         /// Least amortized cost first, through the cost bins: no entry kept costs less than
