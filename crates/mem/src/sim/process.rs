@@ -94,6 +94,8 @@ pub struct HogState {
     spec: HogSpec,
     pages: u32,
     ptr: u32,
+    /// Every page has been touched once: the hog has all its memory.
+    allocated: bool,
 }
 
 pub struct HeapState {
@@ -170,6 +172,7 @@ impl Proc {
                 spec: h.clone(),
                 pages: pages(h.size_mb).max(1),
                 ptr: 0,
+                allocated: false,
             }),
             ProcessKind::GcHeap(g) => Kind::Heap(HeapState {
                 spec: g.clone(),
@@ -375,7 +378,12 @@ impl Proc {
                     });
                     h.ptr = (h.ptr + 1) % h.pages;
                 }
-                step.cpu = secs(n as f64 * PAGE as f64 / 1048576.0 / h.spec.touch_mb_s);
+                let mut t = n as f64 * PAGE as f64 / 1048576.0 / h.spec.touch_mb_s;
+                if let (true, Some(period)) = (h.allocated, h.spec.retouch_s) {
+                    t = t.max(period * n as f64 / h.pages as f64);
+                }
+                h.allocated |= h.ptr < n;
+                step.cpu = secs(t);
             }
             Kind::Heap(h) => {
                 if h.allocated >= h.total {

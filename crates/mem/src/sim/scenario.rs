@@ -94,6 +94,7 @@ struct RawProcess {
     // hog
     size_mb: Option<f64>,
     touch_mb_s: Option<f64>,
+    retouch_s: Option<f64>,
     // gc_heap
     alloc_mb: Option<f64>,
     live_mb: Option<f64>,
@@ -259,11 +260,14 @@ const DATA_ALPHA: f64 = 0.6;
 const ORDER: ReleaseOrder = ReleaseOrder::LeastAmortizedCost;
 const ROUND_MB: f64 = 4.0;
 
-/// A memory hog: allocates `size_mb` at `touch_mb_s` and then keeps touching all of it.
+/// A memory hog: allocates `size_mb` at `touch_mb_s` and then keeps touching all of it, at
+/// the same rate or, with `retouch_s`, once every `retouch_s` (a hog that keeps its memory hot
+/// without touching it as fast as it can).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct HogSpec {
     pub size_mb: f64,
     pub touch_mb_s: f64,
+    pub retouch_s: Option<f64>,
 }
 
 const TOUCH_RATE: f64 = 100.0;
@@ -507,6 +511,7 @@ impl RawProcess {
             ("round_mb", r.round_mb.is_some()),
             ("size_mb", r.size_mb.is_some()),
             ("touch_mb_s", r.touch_mb_s.is_some()),
+            ("retouch_s", r.retouch_s.is_some()),
             ("alloc_mb", r.alloc_mb.is_some()),
             ("live_mb", r.live_mb.is_some()),
             ("heap_mb", r.heap_mb.is_some()),
@@ -568,8 +573,9 @@ impl RawProcess {
                 ProcessKind::Hog(HogSpec {
                     size_mb: need("size_mb", r.size_mb)?,
                     touch_mb_s: r.touch_mb_s.unwrap_or(TOUCH_RATE),
+                    retouch_s: r.retouch_s,
                 }),
-                &["size_mb", "touch_mb_s"],
+                &["size_mb", "touch_mb_s", "retouch_s"],
             ),
             "gc_heap" => (
                 ProcessKind::GcHeap(HeapSpec {
@@ -886,6 +892,11 @@ impl Scenario {
                             &h.touch_mb_s,
                             "must be positive, up to 10^6 MiB/s",
                         );
+                    }
+                    if let Some(r) = h.retouch_s {
+                        if !(positive(r) && r <= 1e6) {
+                            return bad(&key("retouch_s"), &r, "must be positive, up to 10^6 s");
+                        }
                     }
                 }
                 ProcessKind::GcHeap(g) => {
