@@ -1049,5 +1049,13 @@ refs = 1000
         let policy = format!("{GOOD}\n[policy]\nkind = \"psi\"\nlow = 2.0\n");
         let e = parse_scenario(&policy, "s.toml").unwrap_err().to_string();
         assert!(e.contains("policy.low"), "{e}");
+        let hog = format!(
+            "{GOOD}\n[[process]]\nname = \"h\"\nkind = \"hog\"\nsize_mb = 8\nretouch_s = 0\n"
+        );
+        let e = parse_scenario(&hog, "s.toml").unwrap_err().to_string();
+        assert!(
+            e.contains("process[1] (h).retouch_s") && e.contains("line 16"),
+            "{e}"
+        );
     }
 }
