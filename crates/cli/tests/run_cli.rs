@@ -243,6 +243,29 @@ fn calibrate_measures_an_emulated_disk_and_a_real_file() {
     assert!(stdout.contains("accuracy_within_20pct"), "{stdout}");
     let c = antsched_core::PositioningCurve::load(&curve).unwrap();
     assert!(c.accuracy_within_20pct.is_some());
+    // Three passes by default, their spread and the confidence in the output and the JSON.
+    let q = c
+        .calibration
+        .as_ref()
+        .expect("the calibration's quality is in the JSON");
+    assert_eq!(q["passes"], 3, "{q}");
+    assert_eq!(q["pass_accuracy"].as_array().map(Vec::len), Some(3), "{q}");
+    for key in [
+        "spread_median",
+        "spread_max",
+        "confidence",
+        "wake_late_p50_us",
+        "wake_late_p99_us",
+        "late_fraction",
+        "remeasured",
+        "disturbed_fraction",
+    ] {
+        assert!(q[key].is_number(), "{key}: {q}");
+    }
+    assert!(
+        stdout.contains("passes: 3") && stdout.contains("confidence"),
+        "{stdout}"
+    );
     // A seek across the disk costs more than a short hop, milliseconds on a 7,200 rpm disk.
     assert!(
         c.time_at(30_000_000) > c.time_at(100).max(2_000_000),

@@ -358,6 +358,21 @@ fn calibration_plans_are_bounded_before_they_are_built() {
             .args(["--per-decade", "1000", "--pairs", "1000"]),
     );
     assert!(err.contains("at most 100000"), "{err}");
+    let err = failing(
+        bin()
+            .args(["calibrate", "--emulate", "deskstar-34gxp"])
+            .args(["--per-decade", "50", "--pairs", "1000", "--repeats", "3"]),
+    );
+    assert!(
+        err.contains("--repeats 3") && err.contains("at most 100000"),
+        "{err}"
+    );
+    let err = failing(
+        bin()
+            .args(["calibrate", "--emulate", "deskstar-34gxp"])
+            .args(["--repeats", "0"]),
+    );
+    assert!(err.contains("--repeats"), "{err}");
 }
 
 /// A job past a limit is refused before it runs, naming the option, its cost and the
