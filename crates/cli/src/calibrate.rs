@@ -38,7 +38,12 @@ pub struct Args {
     #[arg(long, default_value_t = CalibrateOptions::default().per_decade,
           value_parser = clap::value_parser!(u32).range(1..=1_000))]
     per_decade: u32,
-    /// Seed of the plan (places, order, pauses).
+    /// Independent passes of the measurement (each with its own places, order and pauses);
+    /// the curve is their median at each distance, and their spread says how far to trust it.
+    #[arg(long, default_value_t = CalibrateOptions::default().repeats,
+          value_parser = clap::value_parser!(u32).range(1..=100))]
+    repeats: u32,
+    /// Seed of the plan (places, order, pauses); pass k uses SEED + k.
     #[arg(long, default_value_t = CalibrateOptions::default().seed)]
     seed: u64,
     /// Open PATH without O_DIRECT (where O_DIRECT is refused; the page cache then answers
@@ -51,14 +56,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     // Every read of the plan is held and timed: bound it before building it (a
     // `--per-decade 4294967295` once asked for billions). About 10 decades of distances.
     const MAX_READS_PER_DECADE: u32 = 100_000;
-    if a.pairs * a.per_decade > MAX_READS_PER_DECADE {
+    let d = CalibrateOptions::default();
+    let reads = u64::from(a.pairs) * u64::from(a.per_decade) * u64::from(a.repeats);
+    if reads > u64::from(MAX_READS_PER_DECADE) {
         bail!(
-            "--pairs {} times --per-decade {} is {} reads per factor of ten of distance; at \
-             most {MAX_READS_PER_DECADE} are allowed (the defaults take {})",
+            "--pairs {} times --per-decade {} times --repeats {} is {reads} reads per factor of \
+             ten of distance; at most {MAX_READS_PER_DECADE} are allowed (the defaults take {})",
             a.pairs,
             a.per_decade,
-            a.pairs * a.per_decade,
-            CalibrateOptions::default().pairs * CalibrateOptions::default().per_decade
+            a.repeats,
+            d.pairs * d.per_decade * d.repeats
         );
     }
     if let Some(out) = &a.out {
@@ -68,6 +75,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         pairs: a.pairs,
         per_decade: a.per_decade,
         seed: a.seed,
+        repeats: a.repeats,
         ..CalibrateOptions::default()
     };
     let noop = build("noop", &BuildEnv::default())?;
@@ -134,9 +142,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let cal = result?;
     let mut curve = cal.curve;
     curve.source = Some(format!(
-        "calibrated on {what}: {} reads of {} KiB, {} per distance, {} distances per decade",
+        "calibrated on {what}: {} reads of {} KiB in {} passes, {} per distance, {} distances per decade; the median of the passes",
         cal.samples.len(),
         opts.sectors / 2,
+        cal.passes.len(),
         opts.pairs,
         opts.per_decade
     ));
@@ -157,6 +166,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         let decisions = decision_samples(&**model)?;
         let acc = accuracy_on(&decisions, &core_curve);
         let ceiling = best_possible_accuracy(&decisions);
+        let mut per_pass = Vec::new();
+        for p in &cal.passes {
+            let c = antsched_core::PositioningCurve::from_json(&p.to_json(), "a pass's curve")?;
+            per_pass.push((accuracy_on(&decisions, &c) * 1000.0).round() / 1000.0);
+        }
+        if let Some(q) = curve.calibration.as_mut() {
+            q.pass_accuracy = per_pass;
+            q.warnings = antsched_disk::curve::warnings(q);
+        }
         let random = accuracy_within_20pct(&curve, &**model, 20_000, 7);
         curve.accuracy_within_20pct = Some((acc * 1000.0).round() / 1000.0);
         println!(
@@ -165,11 +183,44 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             decisions.len()
         );
     }
+    if let Some(q) = &curve.calibration {
+        print!("{}", quality_lines(q));
+        for w in &q.warnings {
+            eprintln!("warning: {w}");
+        }
+    }
     if let Some(out) = &a.out {
         crate::output::write_atomically(out, curve.to_json().as_bytes())?;
         println!("wrote {}", out.display());
     }
     Ok(())
+}
+
+/// The calibration's quality as printed: passes, spread, confidence, the machine's noise.
+fn quality_lines(q: &antsched_disk::curve::Quality) -> String {
+    let mut s = format!(
+        "passes: {}; spread between them (largest - smallest) / median: {:.1}% at the median distance, {:.1}% at most; \
+         confidence {:.3} (distances where every pass is within 20% of the median)\n",
+        q.passes,
+        q.spread_median * 100.0,
+        q.spread_max * 100.0,
+        q.confidence
+    );
+    s += &format!(
+        "disturbed (issued or completed more than {:.0} us late): {:.1}% of first measurements, \
+         {} measured again, {:.1}% of the samples kept; lateness at issue p50 {:.1} us, p99 {:.1} us\n",
+        antsched_disk::curve::LATE_WAKE_US,
+        q.late_fraction * 100.0,
+        q.remeasured,
+        q.disturbed_fraction * 100.0,
+        q.wake_late_p50_us,
+        q.wake_late_p99_us
+    );
+    if !q.pass_accuracy.is_empty() {
+        let each: Vec<String> = q.pass_accuracy.iter().map(|a| format!("{a:.3}")).collect();
+        s += &format!("accuracy of each pass: {}\n", each.join(", "));
+    }
+    s
 }
 
 fn refuses_direct(e: &SetupError) -> bool {

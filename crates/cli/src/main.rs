@@ -4,6 +4,7 @@
 mod calibrate;
 mod disk;
 mod disks;
+mod limits;
 mod mem;
 mod mount;
 mod output;

@@ -50,10 +50,12 @@ pub struct Args {
     /// Write the results as JSON (`{"runs": [...]}`) to FILE.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    #[command(flatten)]
+    limits: crate::limits::LimitArgs,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let mut jobs = JobFile::load(&a.job)?;
+    let mut jobs = JobFile::load_with(&a.job, &a.limits.limits()?)?;
     if let Some(r) = &a.runtime {
         let cap = parse_duration(r).map_err(|e| anyhow::anyhow!("--runtime {r:?}: {e}"))?;
         if cap == 0 {

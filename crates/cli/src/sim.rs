@@ -24,10 +24,12 @@ pub struct Args {
     /// Write the results as JSON (`{"runs": [...]}`) to FILE.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    #[command(flatten)]
+    limits: crate::limits::LimitArgs,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let jobs = JobFile::load(&a.job)?;
+    let jobs = JobFile::load_with(&a.job, &a.limits.limits()?)?;
     for s in &a.schedulers {
         registry::resolve(&Spec::parse(s)?)?;
     }

@@ -243,6 +243,29 @@ fn calibrate_measures_an_emulated_disk_and_a_real_file() {
     assert!(stdout.contains("accuracy_within_20pct"), "{stdout}");
     let c = antsched_core::PositioningCurve::load(&curve).unwrap();
     assert!(c.accuracy_within_20pct.is_some());
+    // Three passes by default, their spread and the confidence in the output and the JSON.
+    let q = c
+        .calibration
+        .as_ref()
+        .expect("the calibration's quality is in the JSON");
+    assert_eq!(q["passes"], 3, "{q}");
+    assert_eq!(q["pass_accuracy"].as_array().map(Vec::len), Some(3), "{q}");
+    for key in [
+        "spread_median",
+        "spread_max",
+        "confidence",
+        "wake_late_p50_us",
+        "wake_late_p99_us",
+        "late_fraction",
+        "remeasured",
+        "disturbed_fraction",
+    ] {
+        assert!(q[key].is_number(), "{key}: {q}");
+    }
+    assert!(
+        stdout.contains("passes: 3") && stdout.contains("confidence"),
+        "{stdout}"
+    );
     // A seek across the disk costs more than a short hop, milliseconds on a 7,200 rpm disk.
     assert!(
         c.time_at(30_000_000) > c.time_at(100).max(2_000_000),
@@ -354,5 +377,105 @@ fn an_interrupted_run_reports_the_schedulers_that_finished() {
     assert!((1..20).contains(&n), "{n} runs finished of 20 in 3 s");
     assert_eq!(v["interrupted"], true);
     assert_eq!(stdout.matches("noop").count(), n, "{stdout}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Peak resident memory, in KiB, of `antsched ARGS` (from the kernel's accounting of the
+/// child, as `/usr/bin/time -f %M` reports it), and its standard error.
+#[allow(clippy::zombie_processes)] // reaped by wait4, which std's Child does not know of
+fn peak_rss_kib(args: &[&std::ffi::OsStr]) -> (i64, String) {
+    let err = tempfile_path("stderr");
+    let child = bin()
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: zeroed is a valid rusage; wait4 fills it for our own child, which we reap here
+    // (std's Child is never waited for afterwards).
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32, "wait4");
+    let stderr = std::fs::read_to_string(&err).unwrap();
+    let _ = std::fs::remove_file(&err);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "antsched failed: {stderr}"
+    );
+    (usage.ru_maxrss, stderr)
+}
+
+fn tempfile_path(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("antsched-cli-{}-{name}", std::process::id()))
+}
+
+/// `antsched run` once mapped and locked the job's whole files: two 1 GB files cost 2.1 GB
+/// resident for a 5 s run, and two 2 GB files were killed in a 3 GB cgroup. The same short job
+/// (2 MiB read) over an 8 MiB file and over a 2 GiB file must cost the same memory: what is
+/// in flight, not the file. The 2 GiB file is sparse, with the job's content where the job
+/// reads and where `antsched run` samples it to decide the file is whole (so it is reused,
+/// not written out).
+#[test]
+fn run_memory_does_not_grow_with_file_size() {
+    use std::io::{Seek, SeekFrom, Write};
+    if !io_uring_or_skip("run_memory_does_not_grow_with_file_size") {
+        return;
+    }
+    let d = scratch("rss");
+    let files = d.join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    const BIG: u64 = 2 << 30;
+    {
+        let seed = antsched_io::content::seed_of("big.dat");
+        let mut f = std::fs::File::create(files.join("big.dat")).unwrap();
+        f.set_len(BIG).unwrap();
+        let mut buf = vec![0u8; 4 << 20];
+        antsched_io::content::fill(seed, 0, &mut buf);
+        f.write_all(&buf).unwrap();
+        let sectors = BIG / 512;
+        let mut sector = vec![0u8; 512];
+        for k in 0..64u64 {
+            let s = k * (sectors - 1) / 63;
+            antsched_io::content::fill(seed, s * 512, &mut sector);
+            f.seek(SeekFrom::Start(s * 512)).unwrap();
+            f.write_all(&sector).unwrap();
+        }
+    }
+    let run = |name: &str, size: &str| {
+        let job = d.join(format!("{name}.fio"));
+        std::fs::write(
+            &job,
+            format!(
+                "[a]\nrw=read\nbs=64k\nsize={size}\nioengine=psync\nnumber_ios=32\nfilename={name}.dat\n"
+            ),
+        )
+        .unwrap();
+        let args: Vec<std::ffi::OsString> = vec![
+            "run".into(),
+            job.into(),
+            "--backend".into(),
+            "emulated:deskstar-34gxp".into(),
+            "--dir".into(),
+            files.clone().into(),
+            "--scheduler".into(),
+            "noop".into(),
+            "--no-realtime".into(),
+        ];
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        peak_rss_kib(&args)
+    };
+    let (small, _) = run("small", "8m");
+    let (big, stderr) = run("big", "2g");
+    assert!(
+        !stderr.contains("created"),
+        "the sparse file was taken as whole, not rewritten: {stderr}"
+    );
+    eprintln!("peak resident: {small} KiB with an 8 MiB file, {big} KiB with a 2 GiB file");
+    assert!(
+        big < small + 64 * 1024,
+        "a 2 MiB read of a 2 GiB file took {big} KiB resident, against {small} KiB for an \
+         8 MiB file: memory grows with the file"
+    );
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -358,4 +358,74 @@ fn calibration_plans_are_bounded_before_they_are_built() {
             .args(["--per-decade", "1000", "--pairs", "1000"]),
     );
     assert!(err.contains("at most 100000"), "{err}");
+    let err = failing(
+        bin()
+            .args(["calibrate", "--emulate", "deskstar-34gxp"])
+            .args(["--per-decade", "50", "--pairs", "1000", "--repeats", "3"]),
+    );
+    assert!(
+        err.contains("--repeats 3") && err.contains("at most 100000"),
+        "{err}"
+    );
+    let err = failing(
+        bin()
+            .args(["calibrate", "--emulate", "deskstar-34gxp"])
+            .args(["--repeats", "0"]),
+    );
+    assert!(err.contains("--repeats"), "{err}");
+}
+
+/// A job past a limit is refused before it runs, naming the option, its cost and the
+/// `--limit` that allows it; with that `--limit` it runs. A bad `--limit` is a clear error.
+#[test]
+fn limit_raises_a_job_limit_for_sim_and_run() {
+    let dir = scratch("limit");
+    let job = dir.join("job.fio");
+    std::fs::write(
+        &job,
+        "[w]\nrw=write\nbs=64k\nsize=1m\nantsched_writeback_interval=500us\n",
+    )
+    .unwrap();
+    let command = |cmd: &str| {
+        let mut c = bin();
+        c.arg(cmd).arg(&job);
+        if cmd == "run" {
+            c.args(["--backend", "emulated:deskstar-34gxp", "--dir"])
+                .arg(dir.join("files"));
+        }
+        c
+    };
+    for cmd in ["sim", "run"] {
+        let out = command(cmd).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{cmd}: {stderr}");
+        assert!(
+            stderr.contains("antsched_writeback_interval")
+                && stderr.contains("--limit writeback_interval=500000ns"),
+            "{cmd}: {stderr}"
+        );
+        assert!(
+            !dir.join("files").exists(),
+            "{cmd}: refused before any file was made"
+        );
+        let out = command(cmd).args(["--limit", "nope=1"]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains("--limit nope=1: unknown limit `nope`"),
+            "{cmd}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    let out = bin()
+        .arg("sim")
+        .arg(&job)
+        .args(["--scheduler", "noop", "--limit", "writeback_interval=500us"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

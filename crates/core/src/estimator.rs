@@ -165,7 +165,9 @@ pub struct CurvePoint {
 /// ```
 ///
 /// `points` must be non-empty, with strictly increasing distances and finite, non-negative
-/// times. `source` and `accuracy_within_20pct` are optional and only informative.
+/// times. `source`, `accuracy_within_20pct` and `calibration` (how the measurement went:
+/// passes, spread, confidence, warnings; see `antsched calibrate`) are optional and only
+/// informative.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PositioningCurve {
@@ -174,6 +176,8 @@ pub struct PositioningCurve {
     pub source: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accuracy_within_20pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<serde_json::Value>,
 }
 
 /// A curve file or text that cannot be used.
@@ -316,6 +320,7 @@ mod tests {
                 .collect(),
             source: None,
             accuracy_within_20pct: None,
+            calibration: None,
         }
     }
 

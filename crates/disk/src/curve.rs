@@ -35,6 +35,10 @@ pub struct FittedCurve {
     pub source: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accuracy_within_20pct: Option<f64>,
+    /// How far the calibration can be trusted (repeated passes, their spread, the machine's
+    /// noise), when the curve was measured rather than fitted once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<Quality>,
 }
 
 impl FittedCurve {
@@ -135,6 +139,7 @@ pub fn fit(samples: &[(u64, f64)], source: Option<String>) -> Result<FittedCurve
         points,
         source,
         accuracy_within_20pct: None,
+        calibration: None,
     })
 }
 
@@ -210,7 +215,188 @@ pub fn fit_within(
         points,
         source: median.source,
         accuracy_within_20pct: None,
+        calibration: None,
     })
+}
+
+/// How much a measured curve can be trusted: the calibration is repeated in independent passes
+/// (each its own plan: other places, order and pauses), each pass fitted on its own, and the
+/// curve kept is, at every distance, the median of the passes' times. One pass disturbed by
+/// the machine (a compile that ran during it) cannot move a median of three; the passes'
+/// disagreement and how late the measuring thread woke say whether the rest can be trusted.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Quality {
+    /// Independent passes measured (the median is over these).
+    pub passes: u32,
+    /// Per point, `(largest - smallest) / median` of the passes' times: the median over the
+    /// curve's points, and the largest.
+    pub spread_median: f64,
+    pub spread_max: f64,
+    /// The fraction of the curve's points at which every pass is within 20% of the median
+    /// curve (1 with one pass, where nothing can disagree).
+    pub confidence: f64,
+    /// How late the measuring thread woke for its reads (from the pauses between them), in
+    /// microseconds: median and 99th percentile. A quiet machine wakes it within microseconds.
+    pub wake_late_p50_us: f64,
+    pub wake_late_p99_us: f64,
+    /// The fraction of reads whose first measurement was disturbed ([`disturbed`]): issued
+    /// or completed more than [`LATE_WAKE_US`] late.
+    pub late_fraction: f64,
+    /// Measurements made again because the one before was disturbed.
+    pub remeasured: u64,
+    /// The fraction of the samples kept that were disturbed even so (every attempt was).
+    pub disturbed_fraction: f64,
+    /// Each pass's accuracy, where a model could score it (an emulated disk).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_accuracy: Vec<f64>,
+    /// What made the result doubtful, for a person (empty when nothing did).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// A read issued later than this after its pause, or completed later than this after the
+/// device finished it (where the runtime can tell: an emulated disk), is disturbed: the
+/// machine kept the measuring thread or the event loop timing the read from running.
+pub const LATE_WAKE_US: f64 = 200.0;
+
+/// Whether a measurement is disturbed: the measuring thread woke `woke_us` late for it, and
+/// the runtime completed it `late_us` after the device finished it.
+pub fn disturbed(woke_us: f64, late_us: f64) -> bool {
+    woke_us > LATE_WAKE_US || late_us > LATE_WAKE_US
+}
+
+/// Above this fraction of disturbed samples kept the machine is called too noisy.
+pub const MAX_DISTURBED_FRACTION: f64 = 0.05;
+
+/// Below this [`Quality::confidence`] the passes are called too far apart.
+pub const MIN_CONFIDENCE: f64 = 0.9;
+
+/// The curve that is, at each distance any pass has a point at, the median of the passes'
+/// times there (each pass read between its points as [`FittedCurve::time_us_at`] does), and
+/// the quality figures that depend only on the passes: `passes`, the spreads and
+/// `confidence` (the rest of [`Quality`] is the caller's to fill). The median of
+/// non-decreasing curves is non-decreasing, so the result is a valid curve.
+pub fn median_curve(passes: &[FittedCurve]) -> Result<(FittedCurve, Quality), FitError> {
+    let mut distances: Vec<u64> = passes
+        .iter()
+        .flat_map(|c| c.points.iter().map(|p| p.distance))
+        .collect();
+    if distances.is_empty() {
+        return Err(FitError::Empty);
+    }
+    distances.sort_unstable();
+    distances.dedup();
+    let mut points = Vec::with_capacity(distances.len());
+    let mut spreads = Vec::with_capacity(distances.len());
+    let mut agree = 0usize;
+    let mut ts = Vec::with_capacity(passes.len());
+    for &d in &distances {
+        ts.clear();
+        ts.extend(
+            passes
+                .iter()
+                .filter(|c| !c.points.is_empty())
+                .map(|c| c.time_us_at(d)),
+        );
+        let m = median(&mut ts);
+        if !m.is_finite() || m < 0.0 {
+            return Err(FitError::BadTime {
+                index: points.len(),
+                time_us: m,
+            });
+        }
+        let (lo, hi) = (ts[0], ts[ts.len() - 1]);
+        spreads.push(if m > 0.0 { (hi - lo) / m } else { 0.0 });
+        // Within 20% as the curve is judged, with the fit's floor for the shortest times.
+        let close = |t: f64| (t - m).abs() <= (0.2 * m).max(FIT_FLOOR_US);
+        if ts.iter().all(|&t| close(t)) {
+            agree += 1;
+        }
+        points.push(CurvePoint {
+            distance: d,
+            time_us: m,
+        });
+    }
+    let n = points.len() as f64;
+    let q = Quality {
+        passes: passes.len() as u32,
+        spread_median: median(&mut spreads.clone()),
+        spread_max: spreads.iter().copied().fold(0.0, f64::max),
+        confidence: agree as f64 / n,
+        ..Quality::default()
+    };
+    Ok((
+        FittedCurve {
+            points,
+            source: passes.iter().find_map(|c| c.source.clone()),
+            accuracy_within_20pct: None,
+            calibration: None,
+        },
+        q,
+    ))
+}
+
+/// The median of `xs` (sorted in place; the mean of the middle two for an even count; NaN
+/// when empty).
+pub fn median(xs: &mut [f64]) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
+/// The warnings a calibration of quality `q` deserves: the machine too noisy (more than
+/// [`MAX_DISTURBED_FRACTION`] of the samples kept were disturbed, every attempt at them), the passes too far apart (confidence under
+/// [`MIN_CONFIDENCE`]), or the passes' accuracies more than 0.05 apart, or a single pass,
+/// which measures no spread at all.
+pub fn warnings(q: &Quality) -> Vec<String> {
+    let mut w = Vec::new();
+    if q.disturbed_fraction > MAX_DISTURBED_FRACTION {
+        w.push(format!(
+            "the machine was too noisy: {:.0}% of the samples kept were disturbed (issued or \
+             completed more than {LATE_WAKE_US:.0} us late) in every attempt, after {} \
+             measurements made again; other work kept the measuring threads from running, \
+             which lengthens the times measured (99th percentile of the lateness at issue: \
+             {:.0} us). Rerun on a quieter machine or as root (real-time priority)",
+            q.disturbed_fraction * 100.0,
+            q.remeasured,
+            q.wake_late_p99_us
+        ));
+    }
+    if q.passes > 1 && q.confidence < MIN_CONFIDENCE {
+        w.push(format!(
+            "the {} passes disagree: at {:.0}% of the distances some pass is more than 20% from \
+             their median (largest spread {:.0}%); the curve is uncertain. Rerun with more --repeats \
+             or on a quieter machine",
+            q.passes,
+            (1.0 - q.confidence) * 100.0,
+            q.spread_max * 100.0
+        ));
+    }
+    if let (Some(lo), Some(hi)) = (
+        q.pass_accuracy.iter().copied().reduce(f64::min),
+        q.pass_accuracy.iter().copied().reduce(f64::max),
+    ) {
+        if hi - lo > 0.05 {
+            w.push(format!(
+                "the passes' accuracies range from {lo:.3} to {hi:.3}, more than 0.05 apart: one or \
+                 more was disturbed"
+            ));
+        }
+    }
+    if q.passes == 1 {
+        w.push(
+            "one pass only (--repeats 1): no spread was measured, and one disturbance can move the curve"
+                .into(),
+        );
+    }
+    w
 }
 
 /// The narrowest window [`fit_within`] counts samples in, either side of an estimate, in µs.
@@ -476,5 +662,132 @@ mod tests {
             fit(&[(1, f64::NAN)], None),
             Err(FitError::BadTime { .. })
         ));
+    }
+
+    fn curve(points: &[(u64, f64)]) -> FittedCurve {
+        FittedCurve {
+            points: points
+                .iter()
+                .map(|&(distance, time_us)| CurvePoint { distance, time_us })
+                .collect(),
+            source: None,
+            accuracy_within_20pct: None,
+            calibration: None,
+        }
+    }
+
+    #[test]
+    fn the_median_curve_ignores_one_disturbed_pass_and_reports_it() {
+        let good = [(0, 100.0), (1000, 4000.0), (1_000_000, 9000.0)];
+        let a = curve(&good);
+        let b = curve(&[(0, 110.0), (1000, 4100.0), (1_000_000, 9100.0)]);
+        // A pass measured while the machine was busy: every time far too long.
+        let disturbed = curve(&[(0, 900.0), (1000, 9000.0), (1_000_000, 15000.0)]);
+        let (m, q) = median_curve(&[a.clone(), disturbed.clone(), b]).unwrap();
+        let times: Vec<f64> = m.points.iter().map(|p| p.time_us).collect();
+        assert_eq!(
+            times,
+            vec![110.0, 4100.0, 9100.0],
+            "the median, not the mean"
+        );
+        assert_eq!(q.passes, 3);
+        assert_eq!(q.confidence, 0.0, "at every distance one pass is far off");
+        assert!(
+            (q.spread_max - (900.0 - 100.0) / 110.0).abs() < 1e-9,
+            "{q:?}"
+        );
+        // Three agreeing passes: full confidence, small spread, no warning.
+        let (m, q) = median_curve(&[a.clone(), a.clone(), curve(&good)]).unwrap();
+        assert_eq!(m.points, a.points);
+        assert_eq!((q.confidence, q.spread_max), (1.0, 0.0));
+        assert!(warnings(&q).is_empty(), "{:?}", warnings(&q));
+        // Passes with points at different distances are read between their points.
+        let (m, _) =
+            median_curve(&[curve(&[(0, 100.0), (100, 200.0)]), curve(&[(50, 150.0)])]).unwrap();
+        let d: Vec<u64> = m.points.iter().map(|p| p.distance).collect();
+        assert_eq!(d, vec![0, 50, 100]);
+        assert_eq!(median_curve(&[]), Err(FitError::Empty));
+    }
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert!(median(&mut []).is_nan());
+    }
+
+    #[test]
+    fn a_noisy_machine_or_disagreeing_passes_are_warned_about() {
+        assert!(!disturbed(150.0, 0.0) && !disturbed(0.0, 200.0));
+        assert!(disturbed(201.0, 0.0) && disturbed(0.0, 5000.0));
+        let quiet = Quality {
+            passes: 3,
+            confidence: 1.0,
+            late_fraction: 0.001,
+            wake_late_p99_us: 30.0,
+            pass_accuracy: vec![0.56, 0.57, 0.58],
+            ..Quality::default()
+        };
+        assert!(warnings(&quiet).is_empty(), "{:?}", warnings(&quiet));
+        // Many first measurements disturbed, but measured again until they were not: the
+        // result holds and there is nothing to warn about.
+        let recovered = Quality {
+            late_fraction: 0.3,
+            remeasured: 900,
+            disturbed_fraction: 0.01,
+            wake_late_p99_us: 4000.0,
+            ..quiet.clone()
+        };
+        assert!(
+            warnings(&recovered).is_empty(),
+            "{:?}",
+            warnings(&recovered)
+        );
+        let noisy = Quality {
+            disturbed_fraction: 0.2,
+            ..recovered
+        };
+        let w = warnings(&noisy);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("too noisy") && w[0].contains("20%") && w[0].contains("900"),
+            "{w:?}"
+        );
+        let apart = Quality {
+            confidence: 0.5,
+            ..quiet.clone()
+        };
+        assert!(
+            warnings(&apart)[0].contains("disagree"),
+            "{:?}",
+            warnings(&apart)
+        );
+        let accuracies = Quality {
+            pass_accuracy: vec![0.57, 0.34, 0.56],
+            ..quiet.clone()
+        };
+        assert!(
+            warnings(&accuracies)[0].contains("0.340 to 0.570"),
+            "{:?}",
+            warnings(&accuracies)
+        );
+        let single = Quality {
+            passes: 1,
+            confidence: 1.0,
+            ..Quality::default()
+        };
+        assert!(
+            warnings(&single)[0].contains("one pass"),
+            "{:?}",
+            warnings(&single)
+        );
+        // At the thresholds themselves: no warning.
+        let edge = Quality {
+            disturbed_fraction: MAX_DISTURBED_FRACTION,
+            confidence: MIN_CONFIDENCE,
+            pass_accuracy: vec![0.50, 0.54],
+            ..quiet
+        };
+        assert!(warnings(&edge).is_empty(), "{:?}", warnings(&edge));
     }
 }

@@ -16,6 +16,18 @@
 //! curve is then fitted with [`fit_within`]: per distance bin, the time that most samples are
 //! within 20% of.
 //!
+//! ## On a busy machine
+//!
+//! Every time is taken by the runtime's event loop, and a machine busy with other work can keep
+//! the loop (and the thread issuing the reads) from running when a read completes, which
+//! lengthens that sample. The plan is therefore measured in `repeats` independent passes (3 by
+//! default; each with its own places, order and pauses), each pass fitted on its own, and the
+//! curve kept is, at every distance, the median of the passes' curves
+//! ([`antsched_disk::curve::median_curve`]); the transfer time is the median over every pass's
+//! sequential reads. The result carries its [`Quality`](antsched_disk::curve::Quality): the passes' spread, the fraction of
+//! distances where they agree within 20% (the confidence), how late the measuring thread woke
+//! for its reads, and warnings when the machine was too noisy or the passes disagree.
+//!
 //! ## How good can such a curve be?
 //!
 //! The paper reports "an accuracy of about 75%". We define accuracy as the fraction of the
@@ -29,7 +41,9 @@
 //! ([`antsched_sim::device::best_possible_accuracy`]).
 
 use antsched_core::Nanos;
-use antsched_disk::curve::{fit_within, CalibrationPlan, FittedCurve, SplitMix};
+use antsched_disk::curve::{
+    disturbed, fit_within, median, median_curve, warnings, CalibrationPlan, FittedCurve, SplitMix,
+};
 use antsched_sim::device::CALIBRATION;
 
 use crate::buf::IoBuf;
@@ -48,7 +62,17 @@ pub struct CalibrateOptions {
     /// Longest random pause between reads.
     pub max_pause: Nanos,
     pub seed: u64,
+    /// Independent passes of the plan (pass `k` uses seed `seed + k`); the curve is their
+    /// median at each distance.
+    pub repeats: u32,
 }
+
+/// How many times a disturbed read is measured again before its last measurement is kept.
+pub const MAX_REMEASURE: u32 = 3;
+
+/// Default [`CalibrateOptions::repeats`]: three passes, so that one disturbed pass cannot move
+/// the median.
+pub const DEFAULT_REPEATS: u32 = 3;
 
 impl Default for CalibrateOptions {
     /// The simulator's settings ([`CALIBRATION`]).
@@ -59,6 +83,7 @@ impl Default for CalibrateOptions {
             pairs: CALIBRATION.pairs,
             max_pause: CALIBRATION.max_pause,
             seed: CALIBRATION.seed,
+            repeats: DEFAULT_REPEATS,
         }
     }
 }
@@ -66,8 +91,12 @@ impl Default for CalibrateOptions {
 /// What a calibration measured.
 #[derive(Clone, Debug)]
 pub struct Calibration {
+    /// The median of the passes' curves, its [`Quality`](antsched_disk::curve::Quality) in
+    /// `calibration`.
     pub curve: FittedCurve,
-    /// (LBN distance, positioning µs) of every read, transfer subtracted.
+    /// Each pass's own curve.
+    pub passes: Vec<FittedCurve>,
+    /// (LBN distance, positioning µs) of every read of every pass, transfer subtracted.
     pub samples: Vec<(u64, f64)>,
     /// The transfer time of one read, as estimated and subtracted, in µs.
     pub transfer_us: f64,
@@ -89,8 +118,9 @@ pub enum CalibrateError {
 /// Latency of one read of `sectors` at `sector`, issued now: (issued, completed).
 /// Reads `sectors` at `sector` and returns when the device got the read and when it finished,
 /// on the runtime's clock: the device's time alone, without the hand-offs between this thread
-/// and the event loop (tens of microseconds, which the scheduler never sees either).
-fn timed_read(rt: &Runtime, sector: u64, sectors: u32) -> Result<(Nanos, Nanos), IoError> {
+/// and the event loop (tens of microseconds, which the scheduler never sees either); and how
+/// late the runtime completed it where it can tell ([`Done::late`](crate::Done)).
+fn timed_read(rt: &Runtime, sector: u64, sectors: u32) -> Result<(Nanos, Nanos, Nanos), IoError> {
     let ctx = Ctx::new(0, 0);
     let d = rt
         .submit(
@@ -102,7 +132,7 @@ fn timed_read(rt: &Runtime, sector: u64, sectors: u32) -> Result<(Nanos, Nanos),
             false,
         )
         .wait()?;
-    Ok((d.dispatched_at, d.completed_at))
+    Ok((d.dispatched_at, d.completed_at, d.late))
 }
 
 /// Measures the device behind `rt` (a runtime whose scheduler passes requests straight
@@ -135,44 +165,101 @@ pub fn measure(
     let mut slopes = Vec::new();
     let n = opts.sectors.max(1);
     let second = (8 * n).min(big);
-    for _ in 0..7 {
+    let repeats = opts.repeats.max(1);
+    for _ in 0..7 * repeats {
         let at = rng.below(cap - u64::from(big) - 2 * u64::from(n) - 1);
-        let (_, t) = timed_read(rt, at, n)?;
+        let (_, t, _) = timed_read(rt, at, n)?;
         clock.sleep_until(t + 15_000_000, 200_000);
-        let (a0, a1) = timed_read(rt, at + u64::from(n), n)?;
-        let (b0, b1) = timed_read(rt, at + 2 * u64::from(n), second)?;
+        let (a0, a1, _) = timed_read(rt, at + u64::from(n), n)?;
+        let (b0, b1, _) = timed_read(rt, at + 2 * u64::from(n), second)?;
         let small = (a1 - a0) as f64;
         let large = (b1 - b0) as f64;
         slopes.push(((large - small) / f64::from(second - n)).max(0.0));
     }
-    slopes.sort_by(f64::total_cmp);
-    let per_sector_ns = slopes[slopes.len() / 2];
+    let per_sector_ns = median(&mut slopes);
     let transfer_ns = per_sector_ns * f64::from(n);
 
-    let plan = CalibrationPlan::new(
-        cap,
-        n,
-        opts.per_decade,
-        opts.pairs,
-        opts.max_pause,
-        opts.seed,
-    );
-    let total = plan.reads.len() as u64;
-    let (_, mut last) = timed_read(rt, plan.first, n)?;
-    let mut samples = Vec::with_capacity(plan.reads.len());
-    for (k, &(lbn, d, pause)) in plan.reads.iter().enumerate() {
-        clock.sleep_until(last + pause, 200_000);
-        let (t0, t1) = timed_read(rt, lbn, n)?;
-        samples.push((d, ((t1 - t0) as f64 - transfer_ns).max(0.0) / 1e3));
-        last = t1;
-        if k % 64 == 0 {
-            progress(k as u64, total);
+    let plans: Vec<CalibrationPlan> = (0..repeats)
+        .map(|k| {
+            CalibrationPlan::new(
+                cap,
+                n,
+                opts.per_decade,
+                opts.pairs,
+                opts.max_pause,
+                opts.seed.wrapping_add(u64::from(k)),
+            )
+        })
+        .collect();
+    let total: u64 = plans.iter().map(|p| p.reads.len() as u64).sum();
+    let mut done = 0u64;
+    let mut samples = Vec::with_capacity(total as usize);
+    let mut passes = Vec::with_capacity(plans.len());
+    // How late the measuring thread got to each read after its pause, in µs.
+    let mut wake_late = Vec::with_capacity(total as usize);
+    // Reads measured again because the first measurement was disturbed, and samples kept
+    // although every attempt was.
+    let (mut remeasured, mut kept_disturbed) = (0u64, 0u64);
+    let mut disturbed_first = 0u64;
+    for plan in &plans {
+        let (_, mut last, _) = timed_read(rt, plan.first, n)?;
+        let mut prev = plan.first;
+        let mut pass = Vec::with_capacity(plan.reads.len());
+        for &(lbn, d, pause) in &plan.reads {
+            let mut attempt = 0;
+            let sample = loop {
+                if attempt > 0 {
+                    // Put the head back where the read starts from: the previous read again.
+                    let (_, t, _) = timed_read(rt, prev, n)?;
+                    last = t;
+                }
+                let due = last + pause;
+                clock.sleep_until(due, 200_000);
+                let woke = clock.now().saturating_sub(due) as f64 / 1e3;
+                let (t0, t1, late) = timed_read(rt, lbn, n)?;
+                last = t1;
+                let disturbed = disturbed(woke, late as f64 / 1e3);
+                if attempt == 0 {
+                    wake_late.push(woke);
+                    disturbed_first += u64::from(disturbed);
+                }
+                let t = ((t1 - t0) as f64 - transfer_ns).max(0.0) / 1e3;
+                if !disturbed {
+                    break t;
+                }
+                if attempt == MAX_REMEASURE {
+                    kept_disturbed += 1;
+                    break t;
+                }
+                attempt += 1;
+                remeasured += 1;
+            };
+            pass.push((d, sample));
+            prev = lbn;
+            if done % 64 == 0 {
+                progress(done, total);
+            }
+            done += 1;
         }
+        passes.push(fit_within(&pass, 0.2, None)?);
+        samples.extend(pass);
     }
     progress(total, total);
-    let curve = fit_within(&samples, 0.2, None)?;
+    let (mut curve, mut quality) = median_curve(&passes)?;
+    quality.late_fraction = disturbed_first as f64 / total.max(1) as f64;
+    quality.remeasured = remeasured;
+    quality.disturbed_fraction = kept_disturbed as f64 / total.max(1) as f64;
+    wake_late.sort_by(f64::total_cmp);
+    quality.wake_late_p50_us = median(&mut wake_late);
+    quality.wake_late_p99_us = wake_late
+        .get((wake_late.len() * 99 / 100).min(wake_late.len().saturating_sub(1)))
+        .copied()
+        .unwrap_or(0.0);
+    quality.warnings = warnings(&quality);
+    curve.calibration = Some(quality);
     Ok(Calibration {
         curve,
+        passes,
         samples,
         transfer_us: transfer_ns / 1e3,
         wall_s: (clock.now() - start) as f64 / 1e9,

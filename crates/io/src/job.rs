@@ -59,9 +59,10 @@ pub struct RunOptions {
     /// Run the event loop and the issuers in the real-time class (`SCHED_FIFO`), if allowed:
     /// on a machine busy with other work, ordinary threads wake milliseconds late.
     pub realtime: bool,
-    /// Lock the job's files in memory for the run (see [`RunOptions`]'s use in [`run`]): a
-    /// backing read that goes to the real disk can be slower than the emulated one.
-    pub lock_files: bool,
+    /// Ask the kernel to read the job's files into its page cache before the run, as far as
+    /// memory allows (the page cache, never locked): a backing read that goes to the real disk can be slower
+    /// than the emulated one. Nothing is locked; resident memory does not grow with the files.
+    pub warm_files: bool,
 }
 
 impl Default for RunOptions {
@@ -71,7 +72,7 @@ impl Default for RunOptions {
             think_spin: 300_000,
             loop_spin: 200_000,
             realtime: true,
-            lock_files: true,
+            warm_files: true,
         }
     }
 }
@@ -136,57 +137,87 @@ pub struct RealRun {
     pub verify: Verification,
 }
 
-/// The job's files, mapped and locked in memory for the length of a run.
+/// Asks the kernel to read the job's files into its page cache before a run, up to half the
+/// memory available (to the machine, and to this process's cgroup if it has a limit).
 ///
 /// The emulated disk completes a request when the model says, but only once its bytes have
-/// really moved; a backing read that misses the page cache (the kernel reclaims cold file
-/// pages) can take longer than the model's whole service time, and the request then completes
-/// late. Locking the files' pages keeps every backing read a memory copy.
-struct Pinned(Vec<(*mut libc::c_void, usize)>);
-
-impl Pinned {
-    /// Maps and locks each file; `Err` says why not (then nothing stays locked).
-    fn new(files: &[File], sizes: &[u64]) -> Result<Pinned, String> {
-        use std::os::fd::AsRawFd;
-        let mut maps = Pinned(Vec::new());
-        for (f, &size) in files.iter().zip(sizes) {
-            if size == 0 {
-                continue;
-            }
-            let len = size as usize;
-            // SAFETY: a fresh shared read-only mapping of an open file; the kernel picks the
-            // address. We never read through it: it only holds the pages.
-            let p = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    len,
-                    libc::PROT_READ,
-                    libc::MAP_SHARED,
-                    f.as_raw_fd(),
-                    0,
-                )
-            };
-            if p == libc::MAP_FAILED {
-                return Err(format!("mmap: {}", std::io::Error::last_os_error()));
-            }
-            maps.0.push((p, len));
-            // SAFETY: [p, p + len) is the mapping just made.
-            if unsafe { libc::mlock(p, len) } != 0 {
-                return Err(format!("mlock: {}", std::io::Error::last_os_error()));
-            }
+/// really moved; a backing read that misses the page cache can take longer than the model's
+/// whole service time, and the request then completes late (counted in `late_completions`).
+/// Warming the files makes backing reads memory copies where memory allows, without holding
+/// the pages: nothing is mapped or locked, so the cache stays the kernel's to reclaim, the
+/// process's resident memory is what is in flight (each request's buffer, the issuers'
+/// scratch), and files larger than memory (two 2 GB files in a 3 GB cgroup) run, their
+/// cold reads reported as late completions instead of the process being killed. Returns the
+/// bytes advised.
+fn warm(files: &[File], sizes: &[u64]) -> u64 {
+    use std::os::fd::AsRawFd;
+    let mut budget = available_memory().map_or(0, |m| m / 2);
+    let mut advised = 0;
+    for (f, &size) in files.iter().zip(sizes) {
+        let len = size.min(budget);
+        if len == 0 {
+            continue;
         }
-        Ok(maps)
+        let Ok(len_off) = libc::off_t::try_from(len) else {
+            continue;
+        };
+        // SAFETY: an advice on an open descriptor; it reads nothing into our memory.
+        if unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, len_off, libc::POSIX_FADV_WILLNEED) } == 0
+        {
+            budget -= len;
+            advised += len;
+        }
     }
+    advised
 }
 
-impl Drop for Pinned {
-    fn drop(&mut self) {
-        for &(p, len) in &self.0 {
-            // SAFETY: each (p, len) is a mapping made in `new` and not unmapped since;
-            // unmapping also unlocks it.
-            unsafe { libc::munmap(p, len) };
+/// The memory this process could still use, in bytes: the machine's `MemAvailable`, and at
+/// most what its cgroup's limit leaves (cgroup v2 `memory.max` or v1
+/// `memory.limit_in_bytes`, less current use). `None` if `/proc/meminfo` cannot be read.
+fn available_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let mut avail = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())?
+        .saturating_mul(1024);
+    if let Some(left) = cgroup_memory_left() {
+        avail = avail.min(left);
+    }
+    Some(avail)
+}
+
+/// What the cgroup's memory limit leaves this process, if it has one.
+fn cgroup_memory_left() -> Option<u64> {
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let read = |p: &str| -> Option<u64> { std::fs::read_to_string(p).ok()?.trim().parse().ok() };
+    for line in cgroups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let (max, current) = if id == "0" && controllers.is_empty() {
+            let dir = format!("/sys/fs/cgroup{path}");
+            (
+                read(&format!("{dir}/memory.max")),
+                read(&format!("{dir}/memory.current")),
+            )
+        } else if controllers.split(',').any(|c| c == "memory") {
+            let dir = format!("/sys/fs/cgroup/memory{path}");
+            (
+                read(&format!("{dir}/memory.limit_in_bytes")),
+                read(&format!("{dir}/memory.usage_in_bytes")),
+            )
+        } else {
+            continue;
+        };
+        // "max" (v2) does not parse, and v1 reports no limit as a number near 2^63.
+        if let Some(max) = max.filter(|&m| m < 1 << 60) {
+            return Some(max.saturating_sub(current.unwrap_or(0)));
         }
     }
+    None
 }
 
 /// Why a run could not be made.
@@ -820,18 +851,10 @@ pub fn run(
                 })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let sizes: Vec<u64> = prep.workload.layout.files.iter().map(|f| f.size).collect();
-    let pinned = if opts.lock_files {
-        match Pinned::new(&files, &sizes) {
-            Ok(p) => Some(p),
-            Err(e) => {
-                eprintln!("warning: cannot lock the job's files in memory ({e}); backing reads that miss the page cache will make completions late");
-                None
-            }
-        }
-    } else {
-        None
-    };
+    if opts.warm_files {
+        let sizes: Vec<u64> = prep.workload.layout.files.iter().map(|f| f.size).collect();
+        warm(&files, &sizes);
+    }
     let store = Store::extents(files, prep.extents.clone())?;
     let backend = Backend::emulated(model, store);
     let env = backend.build_env(opts.seed);
@@ -986,7 +1009,6 @@ pub fn run(
         .as_ref()
         .map(|w| w.state.lock().unwrap_or_else(|e| e.into_inner()).written);
     let stats = rt.shutdown();
-    drop(pinned);
     Ok(report(
         w,
         &disk,

@@ -1080,6 +1080,7 @@ impl Loop {
                 buf,
                 dispatched_at: e.started.unwrap_or(now),
                 completed_at: now,
+                late: e.due.map_or(0, |due| now.saturating_sub(due)),
             })
         };
         match &result {

@@ -26,6 +26,10 @@ pub struct Done {
     pub buf: IoBuf,
     pub dispatched_at: Nanos,
     pub completed_at: Nanos,
+    /// On an emulated disk, how long after the model's finish the runtime completed the
+    /// request (the event loop woke late, or the real I/O took longer than the model): what
+    /// `completed_at` overstates the device's time by. 0 on other backends, which cannot tell.
+    pub late: Nanos,
 }
 
 pub(crate) enum State {

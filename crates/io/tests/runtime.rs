@@ -295,6 +295,7 @@ fn calibration_times_the_device_not_the_hand_off_to_the_loop() {
     let plan = CalibrateOptions {
         pairs: 5,
         per_decade: 1,
+        repeats: 1,
         ..CalibrateOptions::default()
     };
     let c = measure(&rt, &plan, &|_, _| {}).unwrap();

@@ -181,6 +181,7 @@ pub fn calibrate(model: &dyn DeviceModel) -> Arc<PositioningCurve> {
         points,
         source: Some(format!("calibrated on {}", key.0)),
         accuracy_within_20pct: None,
+        calibration: None,
     });
     memo.lock()
         .unwrap_or_else(|e| e.into_inner())

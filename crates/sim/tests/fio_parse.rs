@@ -695,3 +695,74 @@ fn options_that_would_make_a_job_unbounded_are_refused_at_their_line() {
     parse("[a]\nrw=write\nsize=1m\nantsched_writeback_interval=1ms\n");
     parse("[a]\nrw=read\nbs=512\nfilesize=512\nnrfiles=1000000\n");
 }
+
+/// Each limit's error names the `--limit` that would allow the job, with the job's own cost,
+/// and that `--limit` (as `Limits::set` reads it) does allow it; what the limits do not cover
+/// stays refused.
+#[test]
+fn each_limit_names_the_flag_that_raises_it_and_raising_it_allows_the_job() {
+    let cases = [
+        (
+            "[a]\nrw=read\nbs=512\nfilesize=512\nnrfiles=600000\nnumjobs=2\n",
+            "--limit files=1200000",
+            "files=1200000",
+        ),
+        (
+            "[a]\nrw=read\nsize=4g\nbs=1g\nantsched_split=512\n",
+            "--limit pieces=2097152",
+            "pieces=2097152",
+        ),
+        (
+            "[a]\nrw=write\nsize=1m\nantsched_writeback_interval=500us\n",
+            "--limit writeback_interval=500000ns",
+            "writeback_interval=500us",
+        ),
+    ];
+    for (text, named, flag) in cases {
+        let e = parse_err(text).to_string();
+        assert!(e.contains(named), "{e}");
+        let mut limits = fio::Limits::default();
+        limits.set(flag).unwrap();
+        fio::parse_with(text, "test.fio", &limits)
+            .unwrap_or_else(|e| panic!("{flag} should allow it: {e}"));
+        // One short of what the job needs is still refused.
+        let mut short = fio::Limits::default();
+        match flag.split_once('=').unwrap() {
+            ("files", _) => short.files = 1_199_999,
+            ("pieces", _) => short.pieces = 2_097_151,
+            (_, _) => short.writeback_interval_ns = 500_001,
+        }
+        assert!(fio::parse_with(text, "test.fio", &short).is_err(), "{flag}");
+    }
+    // The cost is stated: a million files and more are hundreds of megabytes.
+    let e = parse_err("[a]\nrw=read\nbs=512\nfilesize=512\nnrfiles=600000\nnumjobs=2\n");
+    assert!(e.to_string().contains("about 396 MB"), "{e}");
+    // A file smaller than a block is not a cost: no limit allows it.
+    let mut all = fio::Limits::default();
+    for l in [
+        "files=1000000000",
+        "pieces=1000000000",
+        "writeback_interval=1ns",
+    ] {
+        all.set(l).unwrap();
+    }
+    assert!(fio::parse_with("[a]\nrw=read\nsize=1g\nnrfiles=100000000\n", "t", &all).is_err());
+}
+
+#[test]
+fn a_bad_limit_says_what_the_limits_are() {
+    let mut l = fio::Limits::default();
+    for (bad, says) in [
+        ("files", "KEY=VALUE"),
+        ("nope=3", "unknown limit `nope`"),
+        ("files=0", "above 0"),
+        ("files=-1", "whole number"),
+        ("pieces=lots", "whole number"),
+        ("writeback_interval=5", "no unit"),
+        ("writeback_interval=0", "above 0"),
+    ] {
+        let e = l.set(bad).unwrap_err();
+        assert!(e.contains(says), "{bad}: {e}");
+    }
+    assert_eq!(l, fio::Limits::default(), "a refused limit changes nothing");
+}

@@ -20,8 +20,14 @@ pub struct JobFile {
 }
 
 impl JobFile {
-    /// Reads and parses the job file at `path`. Errors name the path as given.
+    /// Reads and parses the job file at `path` within the default [`Limits`]. Errors name the
+    /// path as given.
     pub fn load(path: impl AsRef<Path>) -> Result<JobFile, FioError> {
+        Self::load_with(path, &Limits::default())
+    }
+
+    /// Like [`load`](Self::load), within `limits` (what `--limit KEY=VALUE` set).
+    pub fn load_with(path: impl AsRef<Path>, limits: &Limits) -> Result<JobFile, FioError> {
         let path = path.as_ref();
         let origin = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|err| {
@@ -33,7 +39,7 @@ impl JobFile {
                 },
             )
         })?;
-        super::parse(&text, &origin)
+        super::parse_with(&text, &origin, limits)
     }
 
     /// An error about `job` found after parsing (by the simulator, say: "size is larger than
@@ -458,6 +464,7 @@ pub(crate) fn resolve(
     line: u32,
     settings: &Settings,
     origin: &str,
+    limits: &Limits,
 ) -> Result<Job, FioError> {
     let view = View(settings);
     let lines: BTreeMap<&'static str, u32> = settings
@@ -562,7 +569,7 @@ pub(crate) fn resolve(
             .unwrap_or(DEFAULT_WRITEBACK_INTERVAL_NS),
         lines,
     };
-    check(&job, origin)?;
+    check(&job, origin, limits)?;
     Ok(job)
 }
 
@@ -580,7 +587,7 @@ fn conflict_error(origin: &str, job: &str, line: u32, option: &str, reason: Stri
 
 /// The rules that involve more than one option of one job. Each error is reported at the line
 /// of the option that has to change (or the job header when it is the job as a whole).
-fn check(job: &Job, origin: &str) -> Result<(), FioError> {
+fn check(job: &Job, origin: &str, limits: &Limits) -> Result<(), FioError> {
     let conflict = |option: &str, reason: String| {
         conflict_error(
             origin,
@@ -712,7 +719,8 @@ fn check(job: &Job, origin: &str) -> Result<(), FioError> {
             return Err(conflict(
                 option,
                 format!(
-                    "leaves each of the {} files {file_size} bytes, less than one block                      (bs={}); give fewer files, a larger size, or a smaller bs",
+                    "leaves each of the {} files {file_size} bytes, less than one block \
+                     (bs={}); give fewer files, a larger size, or a smaller bs",
                     job.nrfiles, job.bs
                 ),
             ));
@@ -721,23 +729,32 @@ fn check(job: &Job, origin: &str) -> Result<(), FioError> {
     // Each piece is a request the scheduler holds and SPTF scans at every decision; a 1 GiB
     // read cut into 512-byte pieces made two million of them per read.
     let pieces = job.bs.div_ceil(job.split.max(1));
-    if pieces > MAX_PIECES {
+    if pieces > limits.pieces {
         return Err(conflict(
             "antsched_split",
             format!(
-                "cuts each {}-byte request into {pieces} pieces; at most {MAX_PIECES} are                  allowed: make antsched_split at least {}",
+                "cuts each {}-byte request into {pieces} pieces, each a request the scheduler \
+                 holds and scans at every decision; at most {} are allowed: make antsched_split \
+                 at least {}, or raise the limit with `--limit pieces={pieces}`",
                 job.bs,
-                job.bs.div_ceil(MAX_PIECES).next_multiple_of(512)
+                limits.pieces,
+                job.bs.div_ceil(limits.pieces.max(1)).next_multiple_of(512)
             ),
         ));
     }
     // Write-back every nanosecond schedules a flush per nanosecond of a run that lasts
     // seconds: no run ends. Linux's own period (dirty_writeback_centisecs) has a unit of 10 ms.
-    if job.writeback_interval_ns < MIN_WRITEBACK_INTERVAL_NS {
+    if job.writeback_interval_ns < limits.writeback_interval_ns {
         return Err(conflict(
             "antsched_writeback_interval",
             format!(
-                "is {} ns; write-back runs at most every millisecond: give 1ms or more",
+                "is {} ns, a flush of the dirty data every {} ns of the run; write-back runs at \
+                 most every {} ns: give {} ns or more, or lower the limit with \
+                 `--limit writeback_interval={}ns`",
+                job.writeback_interval_ns,
+                job.writeback_interval_ns,
+                limits.writeback_interval_ns,
+                limits.writeback_interval_ns,
                 job.writeback_interval_ns
             ),
         ));
@@ -745,25 +762,100 @@ fn check(job: &Job, origin: &str) -> Result<(), FioError> {
     Ok(())
 }
 
-/// The most pieces `antsched_split` may cut one request into.
+/// The most pieces `antsched_split` may cut one request into (by default; see [`Limits`]).
 pub const MAX_PIECES: u64 = 4096;
 
-/// The shortest `antsched_writeback_interval`: 1 ms.
+/// The shortest `antsched_writeback_interval` (by default; see [`Limits`]): 1 ms.
 pub const MIN_WRITEBACK_INTERVAL_NS: u64 = 1_000_000;
 
-/// The most files one job file may lay out (`nrfiles` times `numjobs`, over every job). A
-/// million files take about 330 MB to lay out and simulate; past that a job file could ask
-/// for gigabytes before its first request.
+/// The most files one job file may lay out (`nrfiles` times `numjobs`, over every job), by
+/// default (see [`Limits`]). A million files take about 330 MB to lay out and simulate; past
+/// that a job file could ask for gigabytes before its first request.
 pub const MAX_FILES: u64 = 1_000_000;
 
+/// About what one laid-out file costs to lay out and simulate, in bytes (a million take about
+/// 330 MB).
+const BYTES_PER_FILE: u64 = 330;
+
+/// What one job file may cost, checked when it is parsed, before anything is allocated or run.
+/// Each limit that a job passes is an error at the line of the option that has to change,
+/// naming the cost and the `--limit KEY=VALUE` that would allow it; the command-line tools
+/// (`antsched sim`, `antsched run`) take `--limit` to raise them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// `files`: the most files laid out over the whole job file (`nrfiles` times `numjobs`).
+    pub files: u64,
+    /// `pieces`: the most pieces one request may be cut into (`bs` / `antsched_split`).
+    pub pieces: u64,
+    /// `writeback_interval`: the shortest `antsched_writeback_interval`, in nanoseconds.
+    pub writeback_interval_ns: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            files: MAX_FILES,
+            pieces: MAX_PIECES,
+            writeback_interval_ns: MIN_WRITEBACK_INTERVAL_NS,
+        }
+    }
+}
+
+impl Limits {
+    /// The keys [`set`](Self::set) takes, with their defaults, for messages.
+    pub const KEYS: &'static str =
+        "files=N (default 1000000), pieces=N (default 4096), writeback_interval=DURATION (default 1ms)";
+
+    /// Sets one limit from `KEY=VALUE` (`files=2000000`, `pieces=8192`,
+    /// `writeback_interval=100us`). The error says what is valid.
+    pub fn set(&mut self, spec: &str) -> Result<(), String> {
+        let Some((key, value)) = spec.split_once('=') else {
+            return Err(format!("expected KEY=VALUE, one of {}", Self::KEYS));
+        };
+        let count = |v: &str| -> Result<u64, String> {
+            match v.trim().parse::<u64>() {
+                Ok(n) if n > 0 => Ok(n),
+                _ => Err(format!(
+                    "`{key}` takes a whole number above 0, as in {key}=2000000; got `{v}`"
+                )),
+            }
+        };
+        match key.trim() {
+            "files" => self.files = count(value)?,
+            "pieces" => self.pieces = count(value)?,
+            "writeback_interval" => {
+                let ns = antsched_core::spec::parse_duration(value)
+                    .map_err(|e| format!("`writeback_interval`: {e}"))?;
+                if ns == 0 {
+                    return Err(
+                        "`writeback_interval` must be above 0, as in writeback_interval=100us"
+                            .into(),
+                    );
+                }
+                self.writeback_interval_ns = ns;
+            }
+            other => {
+                return Err(format!(
+                    "unknown limit `{other}`; the limits are {}",
+                    Self::KEYS
+                ))
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Rules across jobs: one weight per cgroup, one placement per file.
-pub(crate) fn check_across(jobs: &[Job], origin: &str) -> Result<(), FioError> {
+pub(crate) fn check_across(jobs: &[Job], origin: &str, limits: &Limits) -> Result<(), FioError> {
     let mut weights: BTreeMap<&str, (&Job, u32)> = BTreeMap::new();
     let mut placements: BTreeMap<&str, &Job> = BTreeMap::new();
     let mut files = 0u64;
     for job in jobs {
         files = files.saturating_add(u64::from(job.nrfiles) * u64::from(job.numjobs));
-        if files > MAX_FILES {
+        if files > limits.files {
+            let total = jobs.iter().fold(0u64, |n, j| {
+                n.saturating_add(u64::from(j.nrfiles) * u64::from(j.numjobs))
+            });
             return Err(FioError::new(
                 origin,
                 job.line_or_header("nrfiles"),
@@ -771,7 +863,11 @@ pub(crate) fn check_across(jobs: &[Job], origin: &str) -> Result<(), FioError> {
                     job: job.section.clone(),
                     option: "nrfiles".into(),
                     reason: format!(
-                        "brings the job file to more than {MAX_FILES} files (nrfiles times                          numjobs, over every job); give fewer"
+                        "brings the job file to more than {} files (nrfiles times numjobs, over \
+                         every job: {total} in all, about {} MB to lay out and simulate); give \
+                         fewer, or raise the limit with `--limit files={total}`",
+                        limits.files,
+                        total.saturating_mul(BYTES_PER_FILE).div_ceil(1_000_000)
                     ),
                 },
             ));

@@ -135,7 +135,7 @@ mod value;
 
 pub use error::{ErrorKind, FioError};
 pub use job::{
-    Extents, FileServiceType, FileTarget, IoEngine, Job, JobFile, RwPattern, ThinkTimeDist,
+    Extents, FileServiceType, FileTarget, IoEngine, Job, JobFile, Limits, RwPattern, ThinkTimeDist,
     DEFAULT_BS, DEFAULT_DIRTY_LIMIT, DEFAULT_READAHEAD, DEFAULT_SPLIT,
     DEFAULT_WRITEBACK_INTERVAL_NS, DIR_BLOCK,
 };
@@ -151,6 +151,12 @@ use lexer::Item;
 /// once the job's section ends, and rules across jobs (one weight per cgroup, one placement
 /// per shared file) at the end. The first error stops parsing.
 pub fn parse(text: &str, origin: &str) -> Result<JobFile, FioError> {
+    parse_with(text, origin, &Limits::default())
+}
+
+/// Like [`parse`], within `limits` instead of the default [`Limits`] (what `--limit KEY=VALUE`
+/// on the command line sets).
+pub fn parse_with(text: &str, origin: &str, limits: &Limits) -> Result<JobFile, FioError> {
     let items = lexer::lex(text, origin)?;
     // What `[global]` sections have set so far; each job starts from a copy taken at its
     // header, so a `[global]` further down does not reach back up.
@@ -162,7 +168,7 @@ pub fn parse(text: &str, origin: &str) -> Result<JobFile, FioError> {
         match item {
             Item::Section { name, line } => {
                 if let Some((name, line, settings)) = current.take() {
-                    jobs.push(job::resolve(name, line, &settings, origin)?);
+                    jobs.push(job::resolve(name, line, &settings, origin, limits)?);
                 }
                 if name != "global" {
                     current = Some((name, line, global.clone()));
@@ -187,12 +193,12 @@ pub fn parse(text: &str, origin: &str) -> Result<JobFile, FioError> {
         }
     }
     if let Some((name, line, settings)) = current.take() {
-        jobs.push(job::resolve(name, line, &settings, origin)?);
+        jobs.push(job::resolve(name, line, &settings, origin, limits)?);
     }
     if jobs.is_empty() {
         return Err(FioError::new(origin, 0, ErrorKind::NoJobs));
     }
-    job::check_across(&jobs, origin)?;
+    job::check_across(&jobs, origin, limits)?;
     Ok(JobFile {
         origin: origin.to_owned(),
         jobs,
