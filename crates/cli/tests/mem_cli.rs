@@ -1,5 +1,6 @@
 //! `antsched mem simulate` as a user runs it.
 
+mod common;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -156,22 +157,7 @@ fn paper_memory_part_writes_rows_reasons_plots_and_rerunnable_scenarios() {
     assert!(runs
         .iter()
         .all(|r| r["policy"].is_string() && r["processes"].is_array()));
-    for x in v["experiments"].as_array().unwrap() {
-        for r in x["rows"].as_array().unwrap() {
-            let off = r["ratio"]
-                .as_f64()
-                .is_some_and(|q| !(0.85..=1.15).contains(&q));
-            let q = r["quantity"].as_str().unwrap();
-            let named = |l: &str| {
-                l.strip_prefix("- ")
-                    .is_some_and(|l| l.starts_with(q) || l.contains(&format!("; {q}")))
-            };
-            assert!(
-                !off || report.lines().any(named),
-                "report.md gives no reason for {q}"
-            );
-        }
-    }
+    common::every_large_difference_has_a_reason(&report, &v);
     // A scenario of the suite reruns as a user's scenario, with the same result.
     let rerun = bin()
         .args(["mem", "simulate", "--json"])

@@ -1,5 +1,6 @@
 //! `antsched sim`, `antsched paper` and `antsched schedulers` as a user runs them.
 
+mod common;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -189,22 +190,8 @@ fn paper_quick_writes_the_report_plots_jobs_and_json() {
     assert!(e.len() >= 9);
     for x in e {
         assert!(x["id"].is_string() && x["paper"].is_object() && x["measured"].is_object());
-        // Every row off by more than 15% is named in a reason line of the report.
-        for r in x["rows"].as_array().unwrap() {
-            let off = r["ratio"]
-                .as_f64()
-                .is_some_and(|q| !(0.85..=1.15).contains(&q));
-            let q = r["quantity"].as_str().unwrap();
-            let named = |l: &str| {
-                l.strip_prefix("- ")
-                    .is_some_and(|l| l.starts_with(q) || l.contains(&format!("; {q}")))
-            };
-            assert!(
-                !off || report.lines().any(named),
-                "report.md gives no reason for {q}"
-            );
-        }
     }
+    common::every_large_difference_has_a_reason(&report, &v);
     // No scratch directory left behind.
     let leftovers: Vec<_> = std::fs::read_dir(&o)
         .unwrap()

@@ -284,32 +284,14 @@ fn fig_6_1(runs: &[MemRun]) -> Experiment {
                  database grew more slowly and held less of its data file"
             ));
         }
-        let steady = median(
-            r.severity
-                .iter()
-                .filter(|x| x.time_s > hog_start - 120.0 && x.time_s < hog_start)
-                .map(|x| x.severity_s)
-                .collect(),
-        );
+        let steady = before_hog(r, hog_start, |x| x.severity_s);
         e.row(
             "S in the 2 minutes before the hog, median, s",
             Some(THESIS_STEADY_S),
             steady,
         );
-        let candidate = median(
-            r.severity
-                .iter()
-                .filter(|x| x.time_s > hog_start - 120.0 && x.time_s < hog_start)
-                .map(|x| x.candidate_age_s)
-                .collect(),
-        );
-        let free = median(
-            r.severity
-                .iter()
-                .filter(|x| x.time_s > hog_start - 120.0 && x.time_s < hog_start)
-                .map(|x| x.free_mb)
-                .collect(),
-        );
+        let candidate = before_hog(r, hog_start, |x| x.candidate_age_s);
+        let free = before_hog(r, hog_start, |x| x.free_mb);
         e.why(format!(
             "S is the candidate age ({candidate:.0} s here, a power-of-two multiple of 5 s: the \
              age bins of section 5.1) ramped by the {free:.1} MB that stay free (Eq. 4.1); the \
@@ -389,6 +371,17 @@ fn fig_6_1(runs: &[MemRun]) -> Experiment {
         );
     }
     e
+}
+
+/// The median of a quantity of the time series over the 2 minutes before the hog started.
+fn before_hog(r: &MemReport, hog_start: f64, f: impl Fn(&crate::sim::Sample) -> f64) -> f64 {
+    median(
+        r.severity
+            .iter()
+            .filter(|x| x.time_s > hog_start - 120.0 && x.time_s < hog_start)
+            .map(f)
+            .collect(),
+    )
 }
 
 /// When the hog of a run started: its first sample with memory.
