@@ -208,8 +208,8 @@ impl Turnover {
         let (reclaimed, refaults) = match self.prev {
             Some((t, p)) if now > t => {
                 let dt = (now - t) as f64 / 1e9;
-                let reclaimed = snap.reclaimed.checked_sub(p.reclaimed).unwrap_or(0);
-                let refaults = snap.refaults.checked_sub(p.refaults).unwrap_or(0);
+                let reclaimed = snap.reclaimed.saturating_sub(p.reclaimed);
+                let refaults = snap.refaults.saturating_sub(p.refaults);
                 // An exact exponential average over an interval of any length: a sample
                 // weighs 1 - e^(-dt / T).
                 let alpha = 1.0 - (-dt / c.smoothing_s).exp();
