@@ -287,26 +287,64 @@ pub struct DiskEstimate {
     pub completed: u64,
 }
 
-/// The paging cost's disk inputs from successive `/proc/diskstats` snapshots of one device,
-/// as iostat computes its service time and average queue size:
+/// The paging cost's disk inputs from two `/proc/diskstats` snapshots of one device, as
+/// iostat computes its service time and average queue size:
 ///
 /// - C_disk = Δ(ms doing I/O) / Δ(I/Os completed): the time the device was busy per request
 ///   it finished. With several requests in flight it is less than one request's latency,
 ///   which is what paging one more page costs the device.
 /// - l_diskq = Δ(weighted ms) / Δ(wall ms): the time-averaged number of requests in flight.
-#[derive(Clone, Debug, Default)]
+///
+/// The two snapshots are the newest and the newest one at least [`DiskCost::window`] older
+/// (or the oldest kept): the kernel counts busy time in whole milliseconds, and over one 1 s
+/// tick a fast device's few I/Os often add up to 0 ms. When the window saw no I/O, or its
+/// busy time is below that resolution, C_disk is the mean since boot.
+#[derive(Clone, Debug)]
 pub struct DiskCost {
-    prev: Option<(Nanos, DiskStats)>,
+    window: Nanos,
+    history: std::collections::VecDeque<(Nanos, DiskStats)>,
+}
+
+impl Default for DiskCost {
+    fn default() -> Self {
+        Self::with_window(10_000_000_000)
+    }
 }
 
 impl DiskCost {
+    /// A 10 s window.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// A window of `window` ns; 0 compares each snapshot with the one before it.
+    pub fn with_window(window: Nanos) -> Self {
+        Self {
+            window,
+            history: Default::default(),
+        }
+    }
+
+    pub fn window(&self) -> Nanos {
+        self.window
+    }
+
     /// A snapshot of the device taken at `now`. The first gives the since-boot service time
-    /// and the queue length in flight at that instant.
+    /// and the queue length in flight at that instant. Counters that went backwards (the
+    /// device was re-created) restart the history.
     pub fn observe(&mut self, now: Nanos, s: &DiskStats) -> DiskEstimate {
+        if let Some((_, last)) = self.history.back() {
+            if s.completed() < last.completed()
+                || s.io_ms < last.io_ms
+                || s.weighted_ms < last.weighted_ms
+            {
+                self.history.clear();
+            }
+        }
+        self.history.retain(|(t, _)| *t < now);
+        while self.history.len() >= 2 && self.history[1].0.saturating_add(self.window) <= now {
+            self.history.pop_front();
+        }
         let since_boot = || {
             if s.completed() > 0 {
                 (s.io_ms as f64 / s.completed() as f64, DiskBasis::SinceBoot)
@@ -314,25 +352,30 @@ impl DiskCost {
                 (0.0, DiskBasis::None)
             }
         };
-        let (service_ms, basis, queue, completed) = match &self.prev {
-            Some((t, p)) if now > *t && s.completed() >= p.completed() && s.io_ms >= p.io_ms => {
+        let (service_ms, basis, queue, completed) = match self.history.front() {
+            Some((t, p)) => {
                 let completed = s.completed() - p.completed();
+                let busy = s.io_ms - p.io_ms;
                 let wall_ms = (now - t) as f64 / 1e6;
-                let queue = s.weighted_ms.saturating_sub(p.weighted_ms) as f64 / wall_ms;
-                if completed > 0 {
-                    let busy = (s.io_ms - p.io_ms) as f64;
-                    (busy / completed as f64, DiskBasis::Window, queue, completed)
+                let queue = (s.weighted_ms - p.weighted_ms) as f64 / wall_ms;
+                if completed > 0 && busy > 0 {
+                    (
+                        busy as f64 / completed as f64,
+                        DiskBasis::Window,
+                        queue,
+                        completed,
+                    )
                 } else {
                     let (ms, b) = since_boot();
-                    (ms, b, queue, 0)
+                    (ms, b, queue, completed)
                 }
             }
-            _ => {
+            None => {
                 let (ms, b) = since_boot();
                 (ms, b, s.in_flight as f64, 0)
             }
         };
-        self.prev = Some((now, s.clone()));
+        self.history.push_back((now, s.clone()));
         DiskEstimate {
             paging: PagingCost {
                 disk_service_s: service_ms / 1e3,
@@ -494,7 +537,7 @@ mod tests {
         };
         let a = vda(include_str!("../fixtures/linux-6.18/diskstats.0"));
         let b = vda(include_str!("../fixtures/linux-6.18/diskstats.1"));
-        let mut d = DiskCost::new();
+        let mut d = DiskCost::with_window(0);
         let first = d.observe(0, &a);
         assert_eq!(first.basis, DiskBasis::SinceBoot);
         let boot_ms = 54_972.0 / (840_450.0 + 71_180.0 + 105_538.0);
@@ -524,5 +567,36 @@ mod tests {
         };
         let e = DiskCost::new().observe(0, &loop0);
         assert_eq!((e.basis, e.paging.disk_service_s), (DiskBasis::None, 0.0));
+    }
+
+    /// Over a window, the oldest snapshot within it is the base: a tick whose busy time
+    /// rounds to 0 ms does not make C_disk 0.
+    #[test]
+    fn disk_cost_over_a_window() {
+        let at = |completed: u64, io_ms: u64, weighted_ms: u64| DiskStats {
+            name: "sda".into(),
+            reads: completed,
+            io_ms,
+            weighted_ms,
+            ..DiskStats::default()
+        };
+        let mut d = DiskCost::with_window(3 * S);
+        d.observe(0, &at(1000, 100, 100));
+        // One tick: 10 I/Os, 0 ms busy: below resolution, the since-boot mean.
+        let e = d.observe(S, &at(1010, 100, 100));
+        assert_eq!(e.basis, DiskBasis::SinceBoot);
+        assert!((e.paging.disk_service_s - 0.1 / 1010.0).abs() < 1e-12);
+        // Over three ticks: 30 I/Os in 3 ms.
+        d.observe(2 * S, &at(1020, 102, 106));
+        let e = d.observe(3 * S, &at(1030, 103, 109));
+        assert_eq!((e.basis, e.completed), (DiskBasis::Window, 30));
+        assert!((e.paging.disk_service_s - 0.0001).abs() < 1e-12, "{e:?}");
+        assert!((e.paging.disk_queue - 9.0 / 3000.0).abs() < 1e-12, "{e:?}");
+        // The window slides: the base is now the snapshot at 1 s.
+        let e = d.observe(4 * S, &at(1040, 104, 109));
+        assert_eq!(e.completed, 30);
+        // A device re-created: counters restart.
+        let e = d.observe(5 * S, &at(5, 1, 1));
+        assert_eq!((e.basis, e.completed), (DiskBasis::SinceBoot, 0));
     }
 }

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use antsched_mem::notify::Notifier;
-use antsched_mem::record::SeverityRecord;
+use antsched_mem::record::{Estimator, SeverityRecord};
 use antsched_mem::{MemNice, SeverityConfig, Tier};
 use rustix::event::{EventfdFlags, PollFd, PollFlags};
 use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
@@ -486,15 +486,23 @@ fn tier_name(t: Tier) -> &'static str {
 
 fn summary(r: &SeverityRecord) -> String {
     format!(
-        "S {:.1} s ({}), candidate age {:.1} s ({:?}), free {} MiB of tau {} MiB",
+        "S {:.1} s ({}), candidate age {:.1} s ({}), free {} MiB of tau {} MiB",
         r.severity_s,
         tier_name(r.tier),
         r.candidate_age_s,
-        r.estimator,
+        estimator_name(r.estimator),
         r.free_bytes >> 20,
         r.tau_bytes >> 20
     )
-    .to_lowercase()
+}
+
+fn estimator_name(e: Estimator) -> &'static str {
+    match e {
+        Estimator::Exact => "exact",
+        Estimator::Turnover => "turnover",
+        Estimator::Mglru => "mglru",
+        Estimator::Damon => "damon",
+    }
 }
 
 /// Reads and discards what a client sent and the daemon has not read (at most 64 KiB, never
