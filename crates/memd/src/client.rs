@@ -12,7 +12,7 @@
 //! # Ok::<(), antsched_memd::ClientError>(())
 //! ```
 
-use std::io::{IoSliceMut, Write};
+use std::io::IoSliceMut;
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use antsched_mem::record::SeverityRecord;
 use rustix::event::{PollFd, PollFlags};
-use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
+use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendFlags};
 
 use crate::page::{PageError, PageReader, LAYOUT};
 use crate::HELLO;
@@ -73,12 +73,20 @@ pub fn connect(path: impl AsRef<Path>) -> Result<Client, ClientError> {
         path: path.clone(),
         source,
     };
-    let mut stream = UnixStream::connect(&path).map_err(|source| ClientError::Connect {
+    let stream = UnixStream::connect(&path).map_err(|source| ClientError::Connect {
         path: path.clone(),
         source,
     })?;
     stream.set_read_timeout(Some(REPLY_TIMEOUT)).map_err(io)?;
-    stream.write_all(HELLO.as_bytes()).map_err(io)?;
+    // MSG_NOSIGNAL: a daemon that refused the connection (too many clients) and closed it
+    // gives EPIPE here, not a SIGPIPE that would kill a program that did not ignore it. Its
+    // reason is still waiting to be read below.
+    match rustix::net::send(&stream, HELLO.as_bytes(), SendFlags::NOSIGNAL) {
+        Ok(n) if n == HELLO.len() => {}
+        Ok(_) => return Err(io(std::io::Error::other("short write of the hello"))),
+        Err(rustix::io::Errno::PIPE | rustix::io::Errno::CONNRESET) => {}
+        Err(e) => return Err(io(e.into())),
+    }
     let mut buf = [0u8; 256];
     let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
     let mut control = RecvAncillaryBuffer::new(&mut space);

@@ -342,6 +342,7 @@ impl Daemon {
                         let _ = stream.set_nonblocking(true);
                         let why = format!("too many clients ({})", self.config.max_clients);
                         say(&stream, &format!("error: {why}\n"));
+                        drain(&stream);
                         self.log(format_args!("client {id} refused: {why}"));
                         continue;
                     }
