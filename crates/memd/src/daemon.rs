@@ -141,7 +141,14 @@ pub struct Daemon {
     current: SeverityRecord,
     next_tick: Instant,
     last_summary: Instant,
+    /// After an accept error other than "no connection pending" (EMFILE: out of
+    /// descriptors), the listener is left alone until then, so that a connection the daemon
+    /// cannot take does not keep poll returning at once.
+    accept_paused_until: Option<Instant>,
 }
+
+/// How long the listener rests after an accept error.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
 impl Daemon {
     /// Takes a first observation, publishes it, and binds the socket: once this returns, a
@@ -177,6 +184,7 @@ impl Daemon {
             current,
             next_tick: Instant::now() + config.interval,
             last_summary: Instant::now(),
+            accept_paused_until: None,
             config,
         };
         d.log(format_args!(
@@ -217,10 +225,21 @@ impl Daemon {
     pub fn run(&mut self) -> Result<(), Error> {
         loop {
             let timeout = self.timeout();
+            if self
+                .accept_paused_until
+                .is_some_and(|t| Instant::now() >= t)
+            {
+                self.accept_paused_until = None;
+            }
+            let listen = if self.accept_paused_until.is_some() {
+                PollFlags::empty()
+            } else {
+                PollFlags::IN
+            };
             let (stop, accept, ready) = {
                 let mut fds = Vec::with_capacity(2 + self.clients.len());
                 fds.push(PollFd::new(&*self.stop, PollFlags::IN));
-                fds.push(PollFd::new(&self.listener, PollFlags::IN));
+                fds.push(PollFd::new(&self.listener, listen));
                 for c in &self.clients {
                     fds.push(PollFd::new(&c.stream, PollFlags::IN));
                 }
@@ -253,7 +272,7 @@ impl Daemon {
                 }
             }
             self.drop_clients(drop_ids);
-            if accept {
+            if accept && self.accept_paused_until.is_none() {
                 self.accept();
             }
             self.expire_handshakes();
@@ -268,6 +287,9 @@ impl Daemon {
     fn timeout(&self) -> Duration {
         let now = Instant::now();
         let mut t = self.next_tick.saturating_duration_since(now);
+        if let Some(until) = self.accept_paused_until {
+            t = t.min(until.saturating_duration_since(now));
+        }
         for c in &self.clients {
             match &c.state {
                 State::Hello { since, .. } => {
@@ -362,8 +384,9 @@ impl Daemon {
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(e) => {
-                    // ECONNABORTED, EMFILE and the like: this connection only.
+                    // ECONNABORTED, EMFILE and the like: this connection only, and a rest.
                     self.log(format_args!("accept failed: {e}"));
+                    self.accept_paused_until = Some(Instant::now() + ACCEPT_BACKOFF);
                     return;
                 }
             }

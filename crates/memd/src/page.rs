@@ -131,6 +131,7 @@ struct Mapping {
 // SAFETY: the mapping is plain shared memory that is only ever accessed through atomics
 // (`words`), so it may be used and dropped from any thread.
 unsafe impl Send for Mapping {}
+// SAFETY: as above: shared references only ever perform atomic operations on the memory.
 unsafe impl Sync for Mapping {}
 
 impl Mapping {
