@@ -16,6 +16,17 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
+/// Removes a test's directory when the test passes.
+struct Cleanup(PathBuf);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
 /// Kills the daemon if a test fails half-way.
 struct Daemon(Child);
 
@@ -29,6 +40,7 @@ impl Drop for Daemon {
 #[test]
 fn memd_serves_status_and_stops_on_sigterm() {
     let dir = scratch("run");
+    let _cleanup = Cleanup(dir.clone());
     let sock = dir.join("memd.sock");
     let mut d = Daemon(
         bin()
@@ -106,6 +118,7 @@ fn memd_serves_status_and_stops_on_sigterm() {
 #[test]
 fn bad_input_is_a_clear_error() {
     let dir = scratch("bad");
+    let _cleanup = Cleanup(dir.clone());
     let out = bin()
         .args(["memd", "--socket"])
         .arg(dir.join("missing/memd.sock"))

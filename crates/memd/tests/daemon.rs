@@ -21,6 +21,17 @@ use antsched_memd::{
 /// Long enough for any loaded machine; the waits end as soon as the event comes.
 const PATIENCE: Duration = Duration::from_secs(20);
 
+/// Removes a test's directory when the test ends (a failing test's stays, for a look).
+struct Cleanup(PathBuf);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
 fn temp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("antsched-memd-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -115,6 +126,7 @@ fn read_to_close(mut s: &UnixStream) -> String {
 #[test]
 fn a_client_reads_a_sane_record_of_this_machine() {
     let dir = temp_dir("real");
+    let _cleanup = Cleanup(dir.clone());
     let source = ProcSource::new("/proc", DiskChoice::Root).unwrap();
     let d = Running::start(config(&dir), Box::new(source));
     let client = connect(&d.socket).unwrap();
@@ -169,6 +181,7 @@ fn a_client_reads_a_sane_record_of_this_machine() {
 #[test]
 fn a_client_is_woken_under_pressure_and_on_halving() {
     let dir = temp_dir("wake");
+    let _cleanup = Cleanup(dir.clone());
     const GIB: u64 = 1 << 30;
     // Free 0: S is the candidate age, 400 s.
     let fake = Fake::new(0, GIB, 400.0);
@@ -213,6 +226,7 @@ fn a_client_is_woken_under_pressure_and_on_halving() {
 #[test]
 fn misbehaving_clients_do_not_harm_the_daemon_or_others() {
     let dir = temp_dir("bad");
+    let _cleanup = Cleanup(dir.clone());
     let fake = Fake::new(0, 1 << 30, 300.0);
     let d = Running::start(config(&dir), Box::new(fake.clone()));
     let good = connect(&d.socket).unwrap();
@@ -271,6 +285,7 @@ fn misbehaving_clients_do_not_harm_the_daemon_or_others() {
 #[test]
 fn a_client_over_the_limit_is_refused() {
     let dir = temp_dir("limit");
+    let _cleanup = Cleanup(dir.clone());
     let cfg = Config {
         max_clients: 1,
         ..config(&dir)
@@ -289,6 +304,7 @@ fn a_client_over_the_limit_is_refused() {
 #[test]
 fn bad_socket_paths_are_clear_errors() {
     let dir = temp_dir("paths");
+    let _cleanup = Cleanup(dir.clone());
     let missing = dir.join("no/such/dir/memd.sock");
     let e = Daemon::bind(
         Config::new(&missing),
@@ -348,6 +364,7 @@ fn a_failing_source_keeps_the_last_record() {
         }
     }
     let dir = temp_dir("flaky");
+    let _cleanup = Cleanup(dir.clone());
     let d = Running::start(config(&dir), Box::new(Flaky(0)));
     let c = connect(&d.socket).unwrap();
     assert!(c.wait(Some(PATIENCE)).unwrap() >= 1);
@@ -361,6 +378,7 @@ fn a_failing_source_keeps_the_last_record() {
 fn proc_source_reads_captured_files() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mem/fixtures/linux-6.18");
     let proc = temp_dir("proc");
+    let _cleanup = Cleanup(proc.clone());
     std::fs::create_dir_all(proc.join("pressure")).unwrap();
     let put = |from: &str, to: &str| std::fs::copy(fixtures.join(from), proc.join(to)).unwrap();
     put("meminfo", "meminfo");
