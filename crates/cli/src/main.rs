@@ -6,6 +6,7 @@ mod disk;
 mod disks;
 mod limits;
 mod mem;
+mod memd;
 mod mount;
 mod output;
 mod paper;
@@ -50,8 +51,11 @@ enum Command {
     Calibrate(calibrate::Args),
     /// Mount a directory through FUSE on an emulated disk, scheduled per process.
     Mount(mount::Args),
-    /// The memory half: adaptive memory management (simulate a scenario).
+    /// The memory half: adaptive memory management (simulate a scenario; the daemon's record).
     Mem(mem::Args),
+    /// The severity service: publishes the machine's severity record to clients (root; runs in
+    /// the foreground until SIGINT or SIGTERM).
+    Memd(crate::memd::Args),
 }
 
 fn main() -> ExitCode {
@@ -108,5 +112,6 @@ fn run(command: Command) -> anyhow::Result<()> {
         Command::Calibrate(a) => calibrate::run(a),
         Command::Mount(a) => mount::run(a),
         Command::Mem(a) => mem::run(a),
+        Command::Memd(a) => crate::memd::run(a),
     }
 }

@@ -1,6 +1,7 @@
 //! `antsched mem`: the memory half. `antsched mem simulate SCENARIO.toml` runs a user's
 //! scenario on the memory simulator and prints its processes' runtimes and footprints, with
-//! the time series as JSON and plots.
+//! the time series as JSON and plots; `antsched mem status` prints the record `antsched memd`
+//! publishes (in `memd.rs`).
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +20,8 @@ pub struct Args {
 enum MemCommand {
     /// Simulate a scenario (machine, processes, policy) on virtual time.
     Simulate(SimulateArgs),
+    /// The severity record `antsched memd` publishes now.
+    Status(crate::memd::StatusArgs),
 }
 
 #[derive(clap::Args)]
@@ -39,6 +42,7 @@ struct SimulateArgs {
 pub fn run(a: Args) -> anyhow::Result<()> {
     match a.command {
         MemCommand::Simulate(a) => simulate(a),
+        MemCommand::Status(a) => crate::memd::status(a),
     }
 }
 

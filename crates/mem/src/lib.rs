@@ -3,7 +3,7 @@
 //! The memory half of Iyer's thesis (chapters 3 to 6) as a deterministic core: no clock, no
 //! files, no threads. Time and observations go in, decisions come out, in the manner of
 //! `antsched-core` for the disk half. The simulator in [`sim`] drives it on virtual time;
-//! `antsched memd` will drive it on Linux from kernel signals.
+//! `antsched memd` (crate `antsched-memd`) drives it on Linux from kernel signals.
 //!
 //! ## The pieces, in the order of the thesis
 //!
@@ -19,6 +19,10 @@
 //! - [`cache`]: a reusable adaptive cache policy built on that rule (sections 4.7 and 6.2.3).
 //! - [`replacement`]: the kernel's side: per-process age bins chained across processes,
 //!   weights as chain shifts, priority classes, shared, clean and unmapped pages (chapter 5).
+//! - [`kernel`] and [`estimate`]: what a Linux driver (`antsched memd`) needs from the kernel,
+//!   sans-IO: parsers for `/proc/meminfo`, `/proc/vmstat`, PSI, `/proc/diskstats` and a cgroup
+//!   v1 `memory.stat`; the turnover (Little's law) estimate of the kernel LRU's candidate age,
+//!   checked against refaults; C_disk and the disk queue from two diskstats snapshots.
 //! - [`record`]: the record every channel carries (the shared page, the eventfd wake-up,
 //!   SIGMEM's payload, the JSON of `antsched mem status`).
 //! - [`sim`]: the memory simulator: a machine, processes with page-reference streams, elastic
@@ -28,6 +32,8 @@
 
 pub mod cache;
 pub mod cost;
+pub mod estimate;
+pub mod kernel;
 pub mod nice;
 pub mod notify;
 pub mod paper;

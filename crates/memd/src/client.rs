@@ -1,0 +1,186 @@
+//! The client library: connect to the daemon, read the severity record from the shared page
+//! without a system call, and block until the daemon signals a change worth acting on.
+//!
+//! ```no_run
+//! let client = antsched_memd::connect(antsched_memd::DEFAULT_SOCKET)?;
+//! loop {
+//!     let r = client.current();
+//!     println!("S = {:.0} s ({:?})", r.severity_s, r.tier);
+//!     // Halved, doubled, or a second passed while S < S_max.
+//!     client.wait(None)?;
+//! }
+//! # Ok::<(), antsched_memd::ClientError>(())
+//! ```
+
+use std::io::IoSliceMut;
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use antsched_mem::record::SeverityRecord;
+use rustix::event::{PollFd, PollFlags};
+use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendFlags};
+
+use crate::page::{PageError, PageReader, LAYOUT};
+use crate::HELLO;
+
+/// Why a client could not connect or wait.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("cannot connect to {path}: {source} (is antsched memd running?)")]
+    Connect {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: the daemon refused: {reason}")]
+    Refused { path: PathBuf, reason: String },
+    #[error("{path}: not an antsched memd reply: {reply:?}")]
+    Protocol { path: PathBuf, reply: String },
+    #[error("{path}: {source}")]
+    Page {
+        path: PathBuf,
+        #[source]
+        source: PageError,
+    },
+    #[error("{path}: the daemon has not published a record")]
+    NoRecord { path: PathBuf },
+}
+
+/// A connection to the daemon. The socket stays open: the daemon drops a client's state when
+/// it closes.
+pub struct Client {
+    path: PathBuf,
+    _stream: UnixStream,
+    page: PageReader,
+    eventfd: OwnedFd,
+}
+
+/// How long [`connect`] waits for the daemon's reply.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Connects to the daemon at `path`, says hello, and maps the page it sends.
+pub fn connect(path: impl AsRef<Path>) -> Result<Client, ClientError> {
+    let path = path.as_ref().to_path_buf();
+    let io = |source| ClientError::Io {
+        path: path.clone(),
+        source,
+    };
+    let stream = UnixStream::connect(&path).map_err(|source| ClientError::Connect {
+        path: path.clone(),
+        source,
+    })?;
+    stream.set_read_timeout(Some(REPLY_TIMEOUT)).map_err(io)?;
+    // MSG_NOSIGNAL: a daemon that refused the connection (too many clients) and closed it
+    // gives EPIPE here, not a SIGPIPE that would kill a program that did not ignore it. Its
+    // reason is still waiting to be read below.
+    match rustix::net::send(&stream, HELLO.as_bytes(), SendFlags::NOSIGNAL) {
+        Ok(n) if n == HELLO.len() => {}
+        Ok(_) => return Err(io(std::io::Error::other("short write of the hello"))),
+        Err(rustix::io::Errno::PIPE | rustix::io::Errno::CONNRESET) => {}
+        Err(e) => return Err(io(e.into())),
+    }
+    let mut buf = [0u8; 256];
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
+    let mut control = RecvAncillaryBuffer::new(&mut space);
+    let msg = rustix::net::recvmsg(
+        &stream,
+        &mut [IoSliceMut::new(&mut buf)],
+        &mut control,
+        RecvFlags::CMSG_CLOEXEC,
+    )
+    .map_err(|e| io(e.into()))?;
+    let mut fds: Vec<OwnedFd> = Vec::new();
+    for m in control.drain() {
+        if let RecvAncillaryMessage::ScmRights(rights) = m {
+            fds.extend(rights);
+        }
+    }
+    let reply = String::from_utf8_lossy(&buf[..msg.bytes]).into_owned();
+    if let Some(reason) = reply.strip_prefix("error: ") {
+        return Err(ClientError::Refused {
+            path,
+            reason: reason.trim_end().to_string(),
+        });
+    }
+    let protocol = || ClientError::Protocol {
+        path: path.clone(),
+        reply: reply.clone(),
+    };
+    if reply != format!("ok {LAYOUT}\n") || fds.len() != 2 {
+        return Err(protocol());
+    }
+    let eventfd = fds.pop().ok_or_else(protocol)?;
+    let page_fd = fds.pop().ok_or_else(protocol)?;
+    let page = PageReader::new(&page_fd).map_err(|source| ClientError::Page {
+        path: path.clone(),
+        source,
+    })?;
+    // The mapping keeps the memory; the descriptor is no longer needed.
+    drop(page_fd);
+    if page.read().is_none() {
+        return Err(ClientError::NoRecord { path });
+    }
+    Ok(Client {
+        path,
+        _stream: stream,
+        page,
+        eventfd,
+    })
+}
+
+impl Client {
+    /// The latest record: a few loads from the shared page, no system call.
+    pub fn current(&self) -> SeverityRecord {
+        // `connect` saw a record, and the page never goes back to holding none.
+        self.page
+            .read()
+            .map(|(r, _)| r)
+            .unwrap_or_else(|| unreachable!("a page with a record never loses it"))
+    }
+
+    /// The page's sequence number: it advances by 2 with every record the daemon publishes.
+    pub fn sequence(&self) -> u64 {
+        self.page.read().map_or(0, |(_, s)| s)
+    }
+
+    /// Blocks until the daemon signals this client (S halved or doubled since it was last
+    /// told, or a second passed while S < S_max), or until `timeout`. Returns how many
+    /// signals were pending (0 on timeout), and clears them.
+    pub fn wait(&self, timeout: Option<Duration>) -> Result<u64, ClientError> {
+        let io = |e: rustix::io::Errno| ClientError::Io {
+            path: self.path.clone(),
+            source: e.into(),
+        };
+        let ts = timeout.map(|t| rustix::time::Timespec {
+            tv_sec: t.as_secs().min(i64::MAX as u64) as i64,
+            tv_nsec: i64::from(t.subsec_nanos()),
+        });
+        loop {
+            let mut fds = [PollFd::new(&self.eventfd, PollFlags::IN)];
+            match rustix::event::poll(&mut fds, ts.as_ref()) {
+                Ok(0) => return Ok(0),
+                Ok(_) => break,
+                // A signal handler ran: wait again (the timeout restarts, which only makes
+                // the wait longer).
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(io(e)),
+            }
+        }
+        let mut count = [0u8; 8];
+        match rustix::io::read(&self.eventfd, &mut count) {
+            Ok(8) => Ok(u64::from_ne_bytes(count)),
+            // Another thread of this process took the count between poll and read.
+            Err(rustix::io::Errno::AGAIN) => Ok(0),
+            Ok(_) => Ok(0),
+            Err(e) => Err(io(e)),
+        }
+    }
+}

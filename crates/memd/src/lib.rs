@@ -1,0 +1,81 @@
+//! # antsched-memd
+//!
+//! `antsched memd`, the severity service of Iyer's thesis on Linux, and the client library
+//! that talks to it.
+//!
+//! Linux has no severity system call and no SIGMEM: nothing tells a program how expensive
+//! memory is right now. This crate is the driver that gives a Linux machine that number. The
+//! decisions are all made by the sans-IO core in `antsched-mem`; this crate only does the I/O
+//! around it:
+//!
+//! 1. **Observe.** Once a tick (1 s by default) an [`ObservationSource`] reads the domain. The
+//!    one that reads the machine is [`ProcSource`]: free memory is `MemFree` of
+//!    `/proc/meminfo`, and since this kind of kernel does not say how old the page it will evict
+//!    next is, the candidate age is the *turnover* estimate (LRU pages over the rate at which
+//!    the kernel reclaims them, Little's law, [`antsched_mem::estimate::Turnover`]) from
+//!    `/proc/vmstat`, checked against refaults. C_disk and the disk queue for the paging cost
+//!    come from two successive `/proc/diskstats` lines of the root file system's disk.
+//! 2. **Decide.** [`antsched_mem::record::SeverityRecord::new`] turns the observation into the
+//!    record (Eq. 4.1 with tau = 10% of `MemTotal`, Eq. 4.2, the tier), and a
+//!    [`antsched_mem::notify::Notifier`] per client decides when to wake it (S halved or
+//!    doubled since it was last told, or every second while S < S_max).
+//! 3. **Publish.** The record goes on a shared page ([`page`]): a sealed memfd that each client
+//!    receives over the daemon's Unix socket and maps read-only, laid out as a latched sequence
+//!    lock so that reading it takes a few loads and no system call. Each client also receives an
+//!    eventfd of its own, which the daemon signals.
+//!
+//! ## The protocol
+//!
+//! A client connects to the socket ([`DEFAULT_SOCKET`] unless told otherwise) and sends the
+//! line [`HELLO`]. The daemon answers `ok 1\n` with two descriptors attached (`SCM_RIGHTS`):
+//! the page's memfd and the client's eventfd; or `error: <why>\n` and closes. The client keeps
+//! the socket open for as long as it wants notifications; sending anything else afterwards is
+//! an error that drops it. [`connect`] does all of that:
+//!
+//! ```no_run
+//! let client = antsched_memd::connect("/run/antsched/memd.sock")?;
+//! println!("{:?}", client.current());
+//! client.wait(Some(std::time::Duration::from_secs(5)))?;
+//! # Ok::<(), antsched_memd::ClientError>(())
+//! ```
+//!
+//! ## Running the daemon
+//!
+//! ```no_run
+//! use antsched_memd::{Config, Daemon, DiskChoice, ProcSource};
+//! let source = ProcSource::new("/proc", DiskChoice::Root)?;
+//! let mut daemon = Daemon::bind(Config::new("/tmp/memd.sock"), Box::new(source))?;
+//! let stopper = daemon.stopper(); // stopper.stop() from another thread ends run()
+//! daemon.run()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## What is not here yet
+//!
+//! Only the machine domain: no memory cgroup domains, no PSI triggers (PSI is read for the
+//! log only), no SIGMEM, no systemd memory-pressure socket, no memory nice or enforcement. The
+//! daemon changes no kernel setting and no cgroup; it only reads `/proc`.
+
+pub mod client;
+pub mod daemon;
+pub mod page;
+pub mod source;
+
+pub use client::{connect, Client, ClientError};
+pub use daemon::{Config, Daemon, Error, Stopper};
+pub use source::{DiskChoice, ObservationSource, ProcSource, SourceError};
+
+/// Where the daemon listens unless told otherwise.
+pub const DEFAULT_SOCKET: &str = "/run/antsched/memd.sock";
+
+/// The line a client sends first: the protocol's name and version.
+pub const HELLO: &str = "antsched-memd 1\n";
+
+/// Nanoseconds of CLOCK_MONOTONIC: the clock of the record's `time`, comparable across
+/// processes on one machine (a client can tell how old the record it reads is).
+pub fn monotonic_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    (t.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(t.tv_nsec as u64)
+}
