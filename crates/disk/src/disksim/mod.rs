@@ -649,13 +649,27 @@ fn block<'a>(b: &'a Block, key: &str, kind: &str) -> Result<&'a Block, DiskSimEr
 /// Reads a DiskSim 4.0 `.parv` file (and everything it sources) into an [`HddModel`].
 pub fn load_disksim(parv_path: impl AsRef<Path>) -> Result<HddModel, DiskSimError> {
     let parv = parv_path.as_ref();
-    let stmts = parse::parse_file(parv)?;
+    model_of(parv, &parse::parse_file(parv)?)
+}
+
+/// Reads `text` as the DiskSim `.parv` file at `parv_path` into an [`HddModel`]: `source`
+/// statements are resolved relative to `parv_path`. For parsers fed from memory (fuzzing,
+/// tests); [`load_disksim`] reads the file itself.
+pub fn load_disksim_text(
+    text: &str,
+    parv_path: impl AsRef<Path>,
+) -> Result<HddModel, DiskSimError> {
+    let parv = parv_path.as_ref();
+    model_of(parv, &parse::parse_text(text, parv)?)
+}
+
+fn model_of(parv: &Path, stmts: &[Statement]) -> Result<HddModel, DiskSimError> {
     let mut disks: Vec<&Block> = Vec::new();
     let mut bus_read = 0.0f64;
     let mut bus_write = 0.0f64;
     let mut ctlr_bulk = 0.0f64;
     let mut instantiated: Vec<(String, Pos)> = Vec::new();
-    for s in &stmts {
+    for s in stmts {
         match s {
             Statement::Block(b) => match b.kind.as_str() {
                 "disksim_global" => check(b, GLOBAL)?,
