@@ -359,3 +359,36 @@ fn calibration_plans_are_bounded_before_they_are_built() {
     );
     assert!(err.contains("at most 100000"), "{err}");
 }
+
+/// Issue 17, item 11: huge pauses and tunables wrapped to wrong answers or overflowed in the
+/// schedulers; each is now refused, naming the option or tunable and its limit.
+#[test]
+fn huge_pauses_and_tunables_are_refused_naming_them() {
+    let dir = scratch("huge");
+    let job = dir.join("delay.fio");
+    std::fs::write(
+        &job,
+        "[a]\nrw=read\nbs=4k\nsize=1m\nantsched_issue_delay=18446744073709551615ns\n",
+    )
+    .unwrap();
+    let err = failing(bin().arg("sim").arg(&job));
+    assert!(
+        err.contains("delay.fio:5") && err.contains("antsched_issue_delay") && err.contains("1h"),
+        "{err}"
+    );
+    let ok = repo().join("examples/jobs/two-readers-seq.fio");
+    for spec in [
+        "bfq:slice_idle=18446744073709551615ns",
+        "bfq:timeout_sync=9223372036854775807ns",
+        "cfq:slice_sync=9223372036854775807ns",
+        "as-sptf:think_bucket=9223372036854775807ns",
+    ] {
+        let err = failing(bin().arg("sim").arg(&ok).args(["--scheduler", spec]));
+        let key = spec.split([':', '=']).nth(1).unwrap();
+        assert!(
+            err.contains(key) && err.contains("at most 3600s"),
+            "{spec}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
