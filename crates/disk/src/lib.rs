@@ -64,6 +64,15 @@ pub use ssd::SsdModel;
 /// Virtual time in nanoseconds.
 pub type Nanos = u64;
 
+/// A value as an error message shows it: a number whose plain form runs past 24 characters
+/// (`-1e308` is 309 digits as `{}` prints an `f64`) in scientific notation, anything else as is.
+pub fn compact_value(shown: String) -> String {
+    match shown.parse::<f64>() {
+        Ok(x) if shown.len() > 24 => format!("{x:e}"),
+        _ => shown,
+    }
+}
+
 /// Direction of a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -106,7 +106,7 @@ impl DiskSimError {
             file: p.pos.file.clone().into(),
             line: p.pos.line,
             param: p.key.clone(),
-            value: value.to_string(),
+            value: crate::compact_value(value.to_string()),
             expected: expected.into(),
         }
     }
@@ -120,7 +120,7 @@ impl DiskSimError {
             file: p.pos.file.clone().into(),
             line: p.pos.line,
             param: p.key.clone(),
-            value: value.to_string(),
+            value: crate::compact_value(value.to_string()),
             supported: supported.into(),
             why: why.into(),
         }

@@ -229,7 +229,7 @@ impl Lexer {
 fn describe(t: &Tok) -> String {
     match t {
         Tok::Word(w) => format!("`{w}`"),
-        Tok::Number(n) => format!("the number {n}"),
+        Tok::Number(n) => format!("the number {}", crate::compact_value(n.to_string())),
         Tok::LBrace => "`{`".into(),
         Tok::RBrace => "`}`".into(),
         Tok::LBracket => "`[`".into(),
