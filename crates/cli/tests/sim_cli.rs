@@ -360,6 +360,37 @@ fn calibration_plans_are_bounded_before_they_are_built() {
     assert!(err.contains("at most 100000"), "{err}");
 }
 
+/// `paper --file-spacing 0` was blamed on the suite's own job files (`cas-table1.fio:19: job
+/// cat: file 200mb-file overlaps file file`); a spacing too large for the disk likewise.
+#[test]
+fn paper_file_spacing_errors_name_the_option() {
+    let dir = scratch("spacing");
+    for spacing in [
+        "0",
+        "1",
+        "2047",
+        "100000000",
+        "17592186044416",
+        "18446744073709551615",
+    ] {
+        let err = failing(
+            bin()
+                .args(["paper", "--quick", "--out"])
+                .arg(&dir)
+                .args(["--file-spacing", spacing]),
+        );
+        assert!(
+            err.starts_with(&format!("error: --file-spacing {spacing} MiB")),
+            "{spacing}: {err}"
+        );
+        assert!(err.contains("2048 MiB"), "{spacing}: {err}");
+    }
+    assert!(
+        !dir.join("report.md").exists(),
+        "the report was written before the refusal"
+    );
+}
+
 /// Issue 17, item 11: huge pauses and tunables wrapped to wrong answers or overflowed in the
 /// schedulers; each is now refused, naming the option or tunable and its limit.
 #[test]
