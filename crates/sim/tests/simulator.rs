@@ -691,3 +691,33 @@ fn many_small_files_are_laid_out_and_read_once_each() {
     .unwrap_err();
     assert!(e.to_string().contains("overlaps"), "{e}");
 }
+
+/// Found by the `fio` fuzz target (a timeout): with numjobs=65536 every clone is its own
+/// class, and each clone's class was looked up by a scan of the classes so far, so laying the
+/// job out took 10 s (and the named files likewise). The fuzzer's input is kept as it was.
+#[test]
+fn a_class_per_clone_is_laid_out_without_a_scan_per_clone() {
+    let disk = disk_model("deskstar-34gxp").unwrap();
+    let fuzzed = std::str::from_utf8(include_bytes!("fuzz/numjobs-65536-classes.fio")).unwrap();
+    for (name, text) in [
+        ("numjobs-65536-classes.fio", fuzzed),
+        (
+            "plain.fio",
+            "[a]\nrw=read\nbs=64k\nsize=64k\nnumjobs=65536\n",
+        ),
+    ] {
+        let jobs = parse(text, name).unwrap();
+        let t = std::time::Instant::now();
+        let w = workload::compile(&jobs, disk.capacity_sectors(), 1).unwrap();
+        let took = t.elapsed();
+        assert!(
+            w.classes.len() >= 65_536,
+            "{name}: {} classes",
+            w.classes.len()
+        );
+        assert!(
+            took < std::time::Duration::from_secs(2),
+            "{name}: {took:?} to lay out"
+        );
+    }
+}
