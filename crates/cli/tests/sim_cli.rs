@@ -423,3 +423,30 @@ fn huge_pauses_and_tunables_are_refused_naming_them() {
         assert_eq!(err.lines().count(), 1, "{err}");
     }
 }
+
+/// `--disk /dev/zero` read until memory ran out (1.7 GB in 5 s); every input antsched reads
+/// by path is bounded, and a larger one is refused saying so.
+#[test]
+fn endless_input_files_are_refused_at_a_bound() {
+    let ok = repo().join("examples/jobs/stride-1-2.fio");
+    for (args, needle) in [
+        (vec!["sim", "/dev/zero"], "larger than 256 MiB"),
+        (vec!["sim", "--disk", "/dev/zero"], "larger than 256 MiB"),
+        (
+            vec!["sim", "--scheduler", "as-sptf:estimator=/dev/zero"],
+            "larger than 64 MiB",
+        ),
+        (vec!["mem", "simulate", "/dev/zero"], "larger than 256 MiB"),
+    ] {
+        let mut cmd = bin();
+        cmd.args(&args);
+        if args[0] == "sim" && args[1] != "/dev/zero" {
+            cmd.arg(&ok);
+        }
+        let err = failing(&mut cmd);
+        assert!(
+            err.contains("/dev/zero") && err.contains(needle),
+            "{args:?}: {err}"
+        );
+    }
+}

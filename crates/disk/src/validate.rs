@@ -45,7 +45,7 @@ pub enum TraceError {
 
 /// Reads a DiskSim validation trace.
 pub fn read_trace(path: &Path) -> Result<Vec<TraceRecord>, TraceError> {
-    let text = std::fs::read_to_string(path).map_err(|e| TraceError::Io {
+    let text = crate::read_text(path).map_err(|e| TraceError::Io {
         path: path.to_path_buf(),
         message: e.to_string(),
     })?;

@@ -1224,7 +1224,7 @@ fn int_list(p: &Param) -> Result<Vec<u64>, DiskSimError> {
 
 /// Reads a `.seek` file: `Seek distances measured: N`, then N lines `distance, ms`.
 pub fn read_seek_file(path: &Path, from: &Pos) -> Result<SeekCurve, DiskSimError> {
-    let text = std::fs::read_to_string(path).map_err(|e| DiskSimError::Io {
+    let text = crate::read_text(path).map_err(|e| DiskSimError::Io {
         path: path.to_path_buf().into(),
         included_from: Some(from.to_string()),
         message: e.to_string(),

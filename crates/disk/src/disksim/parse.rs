@@ -268,7 +268,7 @@ fn read(path: &Path, from: Option<&Pos>, reads: &Cell<usize>) -> Result<String, 
             ),
         });
     }
-    std::fs::read_to_string(path).map_err(|e| DiskSimError::Io {
+    crate::read_text(path).map_err(|e| DiskSimError::Io {
         path: path.to_path_buf().into(),
         included_from: from.map(|p| p.to_string()),
         message: e.to_string(),
