@@ -1257,7 +1257,10 @@ pub fn read_seek_file(path: &Path, from: &Pos) -> Result<SeekCurve, DiskSimError
                 ),
             )
         })?;
-    let mut pts: Vec<(u32, f64)> = Vec::with_capacity(n);
+    // Not `with_capacity(n)`: the count is the file's word, and `Seek distances measured:
+    // 4294967295` asked for 64 GB before the first line was read (the mutation run's abort).
+    // The points are counted against it at the end.
+    let mut pts: Vec<(u32, f64)> = Vec::new();
     for (i, l) in lines {
         let mut it = l.split(',').map(str::trim);
         let (Some(a), Some(b), None) = (it.next(), it.next(), it.next()) else {
