@@ -2,7 +2,7 @@
 # Runs every fuzz target for a bounded time and fails on the first crash, hang (an input that
 # takes longer than FUZZ_TIMEOUT seconds) or input that needs more than 1 GB.
 #
-#   fuzz/ci.sh                      # CI: each target FUZZ_SECONDS (15) seconds, one job
+#   fuzz/ci.sh                      # CI: each target FUZZ_SECONDS (10) seconds, one job
 #   FUZZ_SECONDS=600 fuzz/ci.sh spec  # one target for ten minutes
 #
 # Installs the nightly toolchain (through rustup) and cargo-fuzz if they are missing. Crashing inputs are left in fuzz/artifacts/TARGET/; keep each as a regression
@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-seconds=${FUZZ_SECONDS:-15}
+seconds=${FUZZ_SECONDS:-10}
 timeout=${FUZZ_TIMEOUT:-10}
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(fio spec disksim trace curve scenario)
@@ -26,7 +26,7 @@ fi
 # No sanitizer: the crates are safe Rust (forbid(unsafe_code)); what the fuzzer looks for is
 # panics (overflow checks and debug assertions are on), hangs and memory, and it runs several
 # times faster without AddressSanitizer.
-CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-1} cargo +nightly fuzz build -s none
+cargo +nightly fuzz build -s none
 
 status=0
 for t in "${targets[@]}"; do

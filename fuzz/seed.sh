@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets' starting corpora in fuzz/corpus/TARGET from the repository's own
 # inputs (examples/, data/, bench/) and the small hand-written seeds in fuzz/seeds/TARGET
-# (strings from the tests, one SPEC per scheduler with every tunable). The corpora the fuzzer
-# grows from them stay out of git (fuzz/.gitignore).
+# (strings from the tests, one SPEC per scheduler with every tunable). The seeds are added to
+# what is there: a corpus the fuzzer has grown is kept (it stays out of git, fuzz/.gitignore).
 set -euo pipefail
 cd "$(dirname "$0")"
 root=..
-rm -rf corpus
 for t in fio spec disksim trace curve scenario; do
   mkdir -p "corpus/$t"
   cp seeds/"$t"/* "corpus/$t/" 2>/dev/null || true
