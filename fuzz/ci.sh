@@ -13,7 +13,7 @@ cd "$(dirname "$0")"
 seconds=${FUZZ_SECONDS:-10}
 timeout=${FUZZ_TIMEOUT:-10}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fio spec disksim trace curve scenario)
+[ ${#targets[@]} -gt 0 ] || targets=(fio spec disksim seek trace curve scenario)
 
 if ! rustup run nightly rustc --version >/dev/null 2>&1; then
   rustup toolchain install nightly --profile minimal

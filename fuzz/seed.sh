@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 root=..
-for t in fio spec disksim trace curve scenario; do
+for t in fio spec disksim seek trace curve scenario; do
   mkdir -p "corpus/$t"
   cp seeds/"$t"/* "corpus/$t/" 2>/dev/null || true
 done
@@ -15,6 +15,7 @@ cp "$root"/examples/memory/*.toml corpus/scenario/
 for f in "$root"/data/disksim/*.parv "$root"/data/disksim/*.diskspecs "$root"/data/disksim/*.model; do
   cp "$f" corpus/disksim/
 done
+cp "$root"/data/disksim/*.seek corpus/seek/
 # The traces are 470 KB each; their first 40 lines are what a mutation can reach in a run.
 for f in "$root"/data/disksim/*.trace; do
   head -n 40 "$f" > "corpus/trace/$(basename "$f")"

@@ -1229,6 +1229,11 @@ pub fn read_seek_file(path: &Path, from: &Pos) -> Result<SeekCurve, DiskSimError
         included_from: Some(from.to_string()),
         message: e.to_string(),
     })?;
+    parse_seek(&text, path)
+}
+
+/// Parses the text of a `.seek` file; `path` names it in errors.
+pub fn parse_seek(text: &str, path: &Path) -> Result<SeekCurve, DiskSimError> {
     let err = |line: usize, message: String| DiskSimError::Syntax {
         file: path.to_path_buf().into(),
         line,
