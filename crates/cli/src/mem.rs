@@ -49,7 +49,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 fn simulate(a: SimulateArgs) -> anyhow::Result<()> {
     let origin = a.scenario.display().to_string();
     let text =
-        std::fs::read_to_string(&a.scenario).with_context(|| format!("cannot read {origin}"))?;
+        antsched_disk::read_text(&a.scenario).with_context(|| format!("cannot read {origin}"))?;
     let scenario = sim::parse_scenario(&text, &origin)?;
     if let Some(path) = &a.json {
         crate::output::check_writable(path)?;

@@ -85,14 +85,38 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         crate::output::check_writable(path)?;
     }
     let disk = if disk_part {
+        let min_mib = paper::MIN_FILE_SPACING >> 20;
+        let file_spacing = a
+            .file_spacing
+            .checked_mul(1 << 20)
+            .filter(|&b| b >= paper::MIN_FILE_SPACING)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--file-spacing {} MiB: give at least {min_mib} MiB (the Linux/CAS experiments \
+                     place a file one spacing after a 2 GiB one) and little enough that three \
+                     readers' files fit on the disk (the default is {} MiB)",
+                    a.file_spacing,
+                    paper::FILE_SPACING >> 20
+                )
+            })?;
         let opts = PaperOptions {
             disk: a.disk.clone(),
             fast_disk: a.fast_disk.clone(),
             quick: a.quick,
             estimator: a.estimator.clone(),
-            file_spacing: a.file_spacing << 20,
+            file_spacing,
         };
         let plan = paper::plan(&opts);
+        paper::check(&plan).with_context(|| {
+            format!(
+                "--file-spacing {} MiB: the suite's files do not fit on the disks ({} and {}) this \
+                 far apart; give a smaller --file-spacing (from {min_mib} MiB; the default is {} MiB)",
+                a.file_spacing,
+                a.disk,
+                a.fast_disk,
+                paper::FILE_SPACING >> 20
+            )
+        })?;
         let progress = Progress::new(plan.len() as u64, "paper (disk)");
         let runs = paper::run(&plan, a.seed, &|| progress.inc())?;
         progress.finish();

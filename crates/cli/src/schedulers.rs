@@ -9,7 +9,7 @@ pub fn run(out: &mut dyn Write) -> anyhow::Result<()> {
     let width = cat.iter().map(|s| s.name.len()).max().unwrap_or(0);
     writeln!(
         out,
-        "Schedulers (SPEC: NAME[:key=value,...]; durations take ns, us, ms or s):"
+        "Schedulers (SPEC: NAME[:key=value,...]; durations take ns, us, ms or s, up to 3600s):"
     )?;
     for s in &cat {
         writeln!(out)?;

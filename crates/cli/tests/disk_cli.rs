@@ -121,3 +121,63 @@ fn a_missing_model_file_is_a_clear_error() {
     assert!(e.contains("/nonexistent/x.parv"), "{e}");
     assert!(!e.contains("panicked"), "{e}");
 }
+
+/// `-1e308` in a DiskSim file was printed back with 309 digits.
+#[test]
+fn huge_disksim_values_are_printed_compactly_in_errors() {
+    let dir = data_dir();
+    let tmp = scratch("compact");
+    for f in ["atlas10k.parv", "atlas10k.model", "atlas10k.seek"] {
+        std::fs::copy(dir.join(f), tmp.join(f)).unwrap();
+    }
+    let specs = std::fs::read_to_string(dir.join("atlas10k.diskspecs")).unwrap();
+    let bad = specs.replace(
+        "Per-request overhead time = 0.000000",
+        "Per-request overhead time = -1e308",
+    );
+    assert_ne!(
+        bad, specs,
+        "the test's parameter is gone from atlas10k.diskspecs"
+    );
+    std::fs::write(tmp.join("atlas10k.diskspecs"), bad).unwrap();
+    let out = bin()
+        .args(["disk", "validate"])
+        .arg(tmp.join("atlas10k.parv"))
+        .arg(dir.join("atlas10k.trace"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let e = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        e.contains("Per-request overhead time") && e.contains("-1e308"),
+        "{e}"
+    );
+    assert!(e.len() < 400, "{} bytes: {e}", e.len());
+    std::fs::remove_dir_all(tmp).ok();
+}
+
+/// A trace's service time of 1e308 us reached the report as a mean of 309 digits; times no
+/// drive takes are refused with the line.
+#[test]
+fn trace_times_no_drive_takes_are_refused_with_the_line() {
+    let dir = data_dir();
+    let tmp = scratch("hugetime");
+    for (name, line, what) in [
+        ("serv.trace", "W Hit 0 4 1e308 1\n", "service time"),
+        ("gap.trace", "R Miss 0 4 100 1e300\n", "interarrival time"),
+    ] {
+        let trace = tmp.join(name);
+        std::fs::write(&trace, format!("R Hit 8 4 100 100\n{line}")).unwrap();
+        let out = bin()
+            .args(["disk", "validate"])
+            .arg(dir.join("ibm18es.parv"))
+            .arg(&trace)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{name} accepted");
+        let e = String::from_utf8(out.stderr).unwrap();
+        assert!(e.contains(&format!("{name}:2")) && e.contains(what), "{e}");
+        assert!(e.len() < 400, "{} bytes: {e}", e.len());
+    }
+    std::fs::remove_dir_all(tmp).ok();
+}

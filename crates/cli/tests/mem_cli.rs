@@ -174,3 +174,16 @@ fn paper_memory_part_writes_rows_reasons_plots_and_rerunnable_scenarios() {
         suite["processes"][0]["runtime_s"]
     );
 }
+
+/// `memory_mb = -1e308` was printed back with 309 digits.
+#[test]
+fn huge_scenario_values_are_printed_compactly_in_errors() {
+    let dir = scratch("compact");
+    let s = dir.join("s.toml");
+    std::fs::write(&s, "[machine]\nmemory_mb = -1e308\n").unwrap();
+    let out = bin().args(["mem", "simulate"]).arg(&s).output().unwrap();
+    assert!(!out.status.success());
+    let e = String::from_utf8(out.stderr).unwrap();
+    assert!(e.contains("memory_mb") && e.contains("-1e308"), "{e}");
+    assert!(e.len() < 300, "{} bytes: {e}", e.len());
+}

@@ -416,3 +416,94 @@ fn limit_raises_a_job_limit_for_sim_and_run() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `paper --file-spacing 0` was blamed on the suite's own job files (`cas-table1.fio:19: job
+/// cat: file 200mb-file overlaps file file`); a spacing too large for the disk likewise.
+#[test]
+fn paper_file_spacing_errors_name_the_option() {
+    let dir = scratch("spacing");
+    for spacing in [
+        "0",
+        "1",
+        "2047",
+        "100000000",
+        "17592186044416",
+        "18446744073709551615",
+    ] {
+        let err = failing(
+            bin()
+                .args(["paper", "--quick", "--out"])
+                .arg(&dir)
+                .args(["--file-spacing", spacing]),
+        );
+        assert!(
+            err.starts_with(&format!("error: --file-spacing {spacing} MiB")),
+            "{spacing}: {err}"
+        );
+        assert!(err.contains("2048 MiB"), "{spacing}: {err}");
+    }
+    assert!(
+        !dir.join("report.md").exists(),
+        "the report was written before the refusal"
+    );
+}
+
+/// Issue 17, item 11: huge pauses and tunables wrapped to wrong answers or overflowed in the
+/// schedulers; each is now refused, naming the option or tunable and its limit.
+#[test]
+fn huge_pauses_and_tunables_are_refused_naming_them() {
+    let dir = scratch("huge");
+    let job = dir.join("delay.fio");
+    std::fs::write(
+        &job,
+        "[a]\nrw=read\nbs=4k\nsize=1m\nantsched_issue_delay=18446744073709551615ns\n",
+    )
+    .unwrap();
+    let err = failing(bin().arg("sim").arg(&job));
+    assert!(
+        err.contains("delay.fio:5") && err.contains("antsched_issue_delay") && err.contains("1h"),
+        "{err}"
+    );
+    let ok = repo().join("examples/jobs/two-readers-seq.fio");
+    for spec in [
+        "bfq:slice_idle=18446744073709551615ns",
+        "bfq:timeout_sync=9223372036854775807ns",
+        "cfq:slice_sync=9223372036854775807ns",
+        "as-sptf:think_bucket=9223372036854775807ns",
+    ] {
+        let err = failing(bin().arg("sim").arg(&ok).args(["--scheduler", spec]));
+        let key = spec.split([':', '=']).nth(1).unwrap();
+        assert!(
+            err.contains(key) && err.contains("at most 3600s"),
+            "{spec}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
+
+/// `--disk /dev/zero` read until memory ran out (1.7 GB in 5 s); every input antsched reads
+/// by path is bounded, and a larger one is refused saying so.
+#[test]
+fn endless_input_files_are_refused_at_a_bound() {
+    let ok = repo().join("examples/jobs/stride-1-2.fio");
+    for (args, needle) in [
+        (vec!["sim", "/dev/zero"], "larger than 256 MiB"),
+        (vec!["sim", "--disk", "/dev/zero"], "larger than 256 MiB"),
+        (
+            vec!["sim", "--scheduler", "as-sptf:estimator=/dev/zero"],
+            "larger than 64 MiB",
+        ),
+        (vec!["mem", "simulate", "/dev/zero"], "larger than 256 MiB"),
+    ] {
+        let mut cmd = bin();
+        cmd.args(&args);
+        if args[0] == "sim" && args[1] != "/dev/zero" {
+            cmd.arg(&ok);
+        }
+        let err = failing(&mut cmd);
+        assert!(
+            err.contains("/dev/zero") && err.contains(needle),
+            "{args:?}: {err}"
+        );
+    }
+}

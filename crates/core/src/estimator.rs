@@ -217,10 +217,25 @@ impl PositioningCurve {
 
     /// Reads and validates a curve file.
     pub fn load(path: &Path) -> Result<Self, CurveError> {
-        let text = std::fs::read_to_string(path).map_err(|source| CurveError::Io {
+        // At most 64 MiB (a calibrated curve is a few KB): `estimator=/dev/zero` must not
+        // read until memory runs out.
+        const MAX_BYTES: u64 = 64 << 20;
+        let io = |source| CurveError::Io {
             path: path.display().to_string(),
             source,
-        })?;
+        };
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut std::io::Read::take(std::fs::File::open(path).map_err(io)?, MAX_BYTES + 1),
+            &mut text,
+        )
+        .map_err(io)?;
+        if text.len() as u64 > MAX_BYTES {
+            return Err(io(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "larger than 64 MiB; not a positioning curve",
+            )));
+        }
         Self::from_json(&text, &path.display().to_string())
     }
 

@@ -213,12 +213,33 @@ impl Tunables {
     }
 }
 
+/// The longest duration any tunable takes: an hour. No scheduler's time constant means
+/// anything past it (a slice, a wait or an expiry of an hour already never ends within a
+/// run), and the bound keeps every sum and product of tunables and virtual time far from 2^64
+/// ns, where they would wrap (issue 17, item 11).
+pub const MAX_TUNABLE_DURATION: Nanos = 3_600 * crate::request::SEC;
+
 fn parse_value(kind: TunableKind, raw: &str) -> Result<Value, String> {
+    let at_most = || {
+        format!(
+            "a duration of at most {}",
+            format_duration(MAX_TUNABLE_DURATION)
+        )
+    };
     match kind {
         TunableKind::Duration { positive } => {
-            let d = parse_duration(raw).map_err(|e| format!("a duration ({e})"))?;
+            let d = parse_duration(raw).map_err(|e| {
+                if e.ends_with("out of range") {
+                    at_most()
+                } else {
+                    format!("a duration ({e})")
+                }
+            })?;
             if positive && d == 0 {
                 return Err("a duration above 0".into());
+            }
+            if d > MAX_TUNABLE_DURATION {
+                return Err(at_most());
             }
             Ok(Value::Duration(d))
         }
@@ -231,9 +252,12 @@ fn parse_value(kind: TunableKind, raw: &str) -> Result<Value, String> {
             _ => Err(format!("an integer from {min} to {max}")),
         },
         TunableKind::Slack if raw == "auto" => Ok(Value::Auto),
-        TunableKind::Slack => parse_duration(raw)
-            .map(Value::Duration)
-            .map_err(|_| "auto or a duration".into()),
+        TunableKind::Slack => match parse_duration(raw) {
+            Ok(d) if d <= MAX_TUNABLE_DURATION => Ok(Value::Duration(d)),
+            Ok(_) => Err(format!("auto or {}", at_most())),
+            Err(e) if e.ends_with("out of range") => Err(format!("auto or {}", at_most())),
+            Err(_) => Err("auto or a duration".into()),
+        },
         TunableKind::Estimator => Ok(Value::Estimator(match raw {
             "auto" => EstimatorChoice::Auto,
             "exact" => EstimatorChoice::Exact,

@@ -41,7 +41,7 @@ impl StatsConfig {
     /// The longest think time the histogram distinguishes (15 ms by default). Longer think
     /// times are recorded as this: the heuristics only care that they are long.
     pub fn think_cap(&self) -> Nanos {
-        self.bucket * self.buckets as Nanos
+        self.bucket.saturating_mul(self.buckets as Nanos)
     }
 }
 

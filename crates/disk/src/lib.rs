@@ -56,13 +56,47 @@ pub mod seek;
 pub mod ssd;
 pub mod validate;
 
-pub use disksim::{load_disksim, DiskSimError};
+pub use disksim::{load_disksim, load_disksim_text, DiskSimError};
 pub use hdd::HddModel;
 pub use presets::{preset, presets, PresetInfo};
 pub use ssd::SsdModel;
 
 /// Virtual time in nanoseconds.
 pub type Nanos = u64;
+
+/// The largest input file antsched reads (a job file, a DiskSim file, a trace, a scenario):
+/// 256 MiB. DiskSim's validation traces are under 1 MB; a larger "file" is a device or a
+/// mistake (`--disk /dev/zero` read until memory ran out).
+pub const MAX_INPUT_BYTES: u64 = 256 << 20;
+
+/// Reads a whole text file of at most [`MAX_INPUT_BYTES`]; a larger one is an error that says
+/// so, found after reading one byte past the limit rather than the whole file.
+pub fn read_text(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_INPUT_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "larger than {} MiB; not an input antsched reads",
+                MAX_INPUT_BYTES >> 20
+            ),
+        ));
+    }
+    Ok(text)
+}
+
+/// A value as an error message shows it: a number whose plain form runs past 24 characters
+/// (`-1e308` is 309 digits as `{}` prints an `f64`) in scientific notation, anything else as is.
+pub fn compact_value(shown: String) -> String {
+    match shown.parse::<f64>() {
+        Ok(x) if shown.len() > 24 => format!("{x:e}"),
+        _ => shown,
+    }
+}
 
 /// Direction of a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]

@@ -45,12 +45,19 @@ pub enum TraceError {
 
 /// Reads a DiskSim validation trace.
 pub fn read_trace(path: &Path) -> Result<Vec<TraceRecord>, TraceError> {
-    let text = std::fs::read_to_string(path).map_err(|e| TraceError::Io {
+    let text = crate::read_text(path).map_err(|e| TraceError::Io {
         path: path.to_path_buf(),
         message: e.to_string(),
     })?;
     parse_trace(&text, path)
 }
+
+/// The longest service time a trace may give: 10 s, as for a DiskSim file's times (no drive
+/// takes longer; a larger figure is a unit mistake and would swamp the demerit).
+pub const MAX_SERVICE_US: f64 = 1e7;
+/// The longest interarrival time a trace may give: an hour (the replay's clock stays far from
+/// 2^64 ns over any trace that fits in memory).
+pub const MAX_INTERARRIVAL_US: f64 = 3.6e9;
 
 /// Parses trace text; `path` names it in errors.
 pub fn parse_trace(text: &str, path: &Path) -> Result<Vec<TraceRecord>, TraceError> {
@@ -86,18 +93,22 @@ pub fn parse_trace(text: &str, path: &Path) -> Result<Vec<TraceRecord>, TraceErr
                 f[3]
             ))
         })?;
-        let num = |s: &str, what: &str| -> Result<f64, TraceError> {
+        let num = |s: &str, what: &str, max_us: f64| -> Result<f64, TraceError> {
             s.parse::<f64>()
                 .ok()
-                .filter(|v| v.is_finite() && *v >= 0.0)
-                .ok_or_else(|| err(format!("{what} `{s}` is not a number >= 0")))
+                .filter(|v| v.is_finite() && (0.0..=max_us).contains(v))
+                .ok_or_else(|| {
+                    err(format!(
+                        "{what} `{s}` is not a number of microseconds from 0 to {max_us:e}"
+                    ))
+                })
         };
         out.push(TraceRecord {
             op,
             lbn,
             sectors,
-            measured_us: num(f[4], "service time")?,
-            next_interarrival_us: num(f[5], "interarrival time")?,
+            measured_us: num(f[4], "service time", MAX_SERVICE_US)?,
+            next_interarrival_us: num(f[5], "interarrival time", MAX_INTERARRIVAL_US)?,
         });
     }
     if out.is_empty() {

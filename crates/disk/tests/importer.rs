@@ -264,3 +264,22 @@ fn absurd_times_are_refused_before_the_model_runs() {
     let c = m.submit(&antsched_disk::DiskRequest::read(1_000_000, 8), 0);
     assert!(c.service.total() < 30_000_000_000, "{c:?}");
 }
+
+/// Found by the mutation run (bench/mutate.sh): `Seek distances measured: 4294967295` made the
+/// importer reserve room for that many points before reading one, and the process aborted
+/// asking for 64 GB. The count is now only checked against the lines that follow.
+#[test]
+fn a_seek_count_past_the_file_is_refused_without_reserving_for_it() {
+    let dir = broken_copy("cheetah4LP.seek", |t| {
+        let header = t
+            .lines()
+            .find(|l| l.starts_with("Seek distances measured:"))
+            .unwrap();
+        t.replace(header, "Seek distances measured: 4294967295")
+    });
+    let e = load(&dir).unwrap_err().to_string();
+    assert!(
+        e.contains("cheetah4LP.seek") && e.contains("announces 4294967295"),
+        "{e}"
+    );
+}

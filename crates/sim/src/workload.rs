@@ -102,6 +102,8 @@ pub fn compile(jobs: &JobFile, capacity_sectors: u64, seed: u64) -> Result<Workl
     let mut dirs: std::collections::HashSet<String> = Default::default();
     // (job, clone) -> names of its files, in order.
     let mut files_of: Vec<Vec<Vec<String>>> = Vec::new();
+    // Named files already in `needs`, by name: a scan per clone was quadratic.
+    let mut need_of: std::collections::HashMap<String, usize> = Default::default();
     for (j, job) in jobs.jobs.iter().enumerate() {
         let mut per_clone = Vec::new();
         for clone in 0..job.numjobs {
@@ -110,15 +112,18 @@ pub fn compile(jobs: &JobFile, capacity_sectors: u64, seed: u64) -> Result<Workl
                 FileTarget::Device(_) => {}
                 FileTarget::File(path) => {
                     let size = job.offset + file_bytes(jobs, job)?;
-                    match needs.iter_mut().find(|n| &n.name == path) {
-                        Some(n) => n.size = n.size.max(size),
-                        None => needs.push(Need {
-                            name: path.clone(),
-                            size,
-                            job: j,
-                            extents: job.extents,
-                            at: job.disk_offset,
-                        }),
+                    match need_of.get(path) {
+                        Some(&i) => needs[i].size = needs[i].size.max(size),
+                        None => {
+                            need_of.insert(path.clone(), needs.len());
+                            needs.push(Need {
+                                name: path.clone(),
+                                size,
+                                job: j,
+                                extents: job.extents,
+                                at: job.disk_offset,
+                            })
+                        }
                     }
                     names.push(path.clone());
                 }
@@ -131,6 +136,7 @@ pub fn compile(jobs: &JobFile, capacity_sectors: u64, seed: u64) -> Result<Workl
                             let name = format!("{}.{clone}.dir{}", job.name, u64::from(f) / n);
                             dirs.insert(name.clone());
                             let at = (clone == 0 && f == 0).then_some(job.disk_offset).flatten();
+                            need_of.entry(name.clone()).or_insert(needs.len());
                             needs.push(Need {
                                 name: name.clone(),
                                 size: DIR_BLOCK,
@@ -146,6 +152,8 @@ pub fn compile(jobs: &JobFile, capacity_sectors: u64, seed: u64) -> Result<Workl
                         let at = (clone == 0 && f == 0 && job.dir_files.is_none())
                             .then_some(job.disk_offset)
                             .flatten();
+                        // A named file of a later job with this name shares it, as before.
+                        need_of.entry(name.clone()).or_insert(needs.len());
                         needs.push(Need {
                             name: name.clone(),
                             size,
@@ -236,15 +244,18 @@ pub fn compile(jobs: &JobFile, capacity_sectors: u64, seed: u64) -> Result<Workl
         .collect();
     let mut device: Option<FileId> = None;
     let mut classes: Vec<ClassSpec> = Vec::new();
+    // Classes by name: a scan per clone made numjobs=65536 (a class per clone) take seconds.
+    let mut class_of: std::collections::HashMap<String, ClassId> = Default::default();
     let mut issuers = Vec::new();
     for (j, job) in jobs.jobs.iter().enumerate() {
         for clone in 0..job.numjobs {
             let name = clone_name(job, clone);
             let class_name = job.cgroup.clone().unwrap_or_else(|| name.clone());
-            let class = match classes.iter().find(|c| c.name == class_name) {
-                Some(c) => c.id,
+            let class = match class_of.get(&class_name) {
+                Some(&id) => id,
                 None => {
                     let id = ClassId(classes.len() as u32);
+                    class_of.insert(class_name.clone(), id);
                     classes.push(ClassSpec {
                         id,
                         name: class_name,

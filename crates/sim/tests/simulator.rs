@@ -634,23 +634,40 @@ fn number_ios_never_extends_a_job_past_its_size() {
 }
 
 /// Virtual time once wrapped: `antsched_issue_delay=18446744073709551615ns` reported the
-/// no-delay result and `thinktime=1000000000s` a duration of 18,426,047,410 s.
+/// no-delay result and `thinktime=1000000000s` a duration of 18,426,047,410 s. A pause past an
+/// hour is now refused at its line, naming the option.
 #[test]
-fn virtual_time_past_2_64_ns_is_an_error_not_a_wrapped_result() {
-    for extra in [
-        "antsched_issue_delay=18446744073709551615ns",
-        "thinktime=1000000000s",
+fn pauses_past_an_hour_are_refused_naming_the_option() {
+    for (extra, option) in [
+        (
+            "antsched_issue_delay=18446744073709551615ns",
+            "antsched_issue_delay",
+        ),
+        ("thinktime=1000000000s", "thinktime"),
+        ("thinktime=3600000001us", "thinktime"),
+        (
+            "antsched_writeback_interval=2h",
+            "antsched_writeback_interval",
+        ),
     ] {
         let text = format!("[a]\nrw=read\nbs=4k\nsize=1m\ndirect=1\n{extra}\n");
-        let e = simulate(
-            &job(&text),
-            disk_model("deskstar-34gxp").unwrap(),
-            "aged-sptf",
-            1,
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains("584 years"), "{extra}: {e}");
+        let e = antsched_sim::fio::parse(&text, "t.fio")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("t.fio:6") && e.contains(option) && e.contains("at most 1h"),
+            "{extra}: {e}"
+        );
     }
+}
+
+/// Pauses within the hour can still add up past 2^64 ns: the run ends with an error instead
+/// of wrapping to a short duration.
+#[test]
+fn virtual_time_past_2_64_ns_is_an_error_not_a_wrapped_result() {
+    let text = "[a]\nrw=read\nbs=512\nsize=2g\ndirect=1\nthinktime=1h\nantsched_issue_delay=1h\n";
+    let e = simulate(&job(text), disk_model("deskstar-34gxp").unwrap(), "noop", 1).unwrap_err();
+    assert!(e.to_string().contains("584 years"), "{e}");
 }
 
 /// Laying out `nrfiles` files once scanned every placed file per file (and looked each up by
@@ -673,4 +690,34 @@ fn many_small_files_are_laid_out_and_read_once_each() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("overlaps"), "{e}");
+}
+
+/// Found by the `fio` fuzz target (a timeout): with numjobs=65536 every clone is its own
+/// class, and each clone's class was looked up by a scan of the classes so far, so laying the
+/// job out took 10 s (and the named files likewise). The fuzzer's input is kept as it was.
+#[test]
+fn a_class_per_clone_is_laid_out_without_a_scan_per_clone() {
+    let disk = disk_model("deskstar-34gxp").unwrap();
+    let fuzzed = std::str::from_utf8(include_bytes!("fuzz/numjobs-65536-classes.fio")).unwrap();
+    for (name, text) in [
+        ("numjobs-65536-classes.fio", fuzzed),
+        (
+            "plain.fio",
+            "[a]\nrw=read\nbs=64k\nsize=64k\nnumjobs=65536\n",
+        ),
+    ] {
+        let jobs = parse(text, name).unwrap();
+        let t = std::time::Instant::now();
+        let w = workload::compile(&jobs, disk.capacity_sectors(), 1).unwrap();
+        let took = t.elapsed();
+        assert!(
+            w.classes.len() >= 65_536,
+            "{name}: {} classes",
+            w.classes.len()
+        );
+        assert!(
+            took < std::time::Duration::from_secs(2),
+            "{name}: {took:?} to lay out"
+        );
+    }
 }

@@ -106,7 +106,7 @@ impl DiskSimError {
             file: p.pos.file.clone().into(),
             line: p.pos.line,
             param: p.key.clone(),
-            value: value.to_string(),
+            value: crate::compact_value(value.to_string()),
             expected: expected.into(),
         }
     }
@@ -120,7 +120,7 @@ impl DiskSimError {
             file: p.pos.file.clone().into(),
             line: p.pos.line,
             param: p.key.clone(),
-            value: value.to_string(),
+            value: crate::compact_value(value.to_string()),
             supported: supported.into(),
             why: why.into(),
         }
@@ -649,13 +649,27 @@ fn block<'a>(b: &'a Block, key: &str, kind: &str) -> Result<&'a Block, DiskSimEr
 /// Reads a DiskSim 4.0 `.parv` file (and everything it sources) into an [`HddModel`].
 pub fn load_disksim(parv_path: impl AsRef<Path>) -> Result<HddModel, DiskSimError> {
     let parv = parv_path.as_ref();
-    let stmts = parse::parse_file(parv)?;
+    model_of(parv, &parse::parse_file(parv)?)
+}
+
+/// Reads `text` as the DiskSim `.parv` file at `parv_path` into an [`HddModel`]: `source`
+/// statements are resolved relative to `parv_path`. For parsers fed from memory (fuzzing,
+/// tests); [`load_disksim`] reads the file itself.
+pub fn load_disksim_text(
+    text: &str,
+    parv_path: impl AsRef<Path>,
+) -> Result<HddModel, DiskSimError> {
+    let parv = parv_path.as_ref();
+    model_of(parv, &parse::parse_text(text, parv)?)
+}
+
+fn model_of(parv: &Path, stmts: &[Statement]) -> Result<HddModel, DiskSimError> {
     let mut disks: Vec<&Block> = Vec::new();
     let mut bus_read = 0.0f64;
     let mut bus_write = 0.0f64;
     let mut ctlr_bulk = 0.0f64;
     let mut instantiated: Vec<(String, Pos)> = Vec::new();
-    for s in &stmts {
+    for s in stmts {
         match s {
             Statement::Block(b) => match b.kind.as_str() {
                 "disksim_global" => check(b, GLOBAL)?,
@@ -1210,11 +1224,16 @@ fn int_list(p: &Param) -> Result<Vec<u64>, DiskSimError> {
 
 /// Reads a `.seek` file: `Seek distances measured: N`, then N lines `distance, ms`.
 pub fn read_seek_file(path: &Path, from: &Pos) -> Result<SeekCurve, DiskSimError> {
-    let text = std::fs::read_to_string(path).map_err(|e| DiskSimError::Io {
+    let text = crate::read_text(path).map_err(|e| DiskSimError::Io {
         path: path.to_path_buf().into(),
         included_from: Some(from.to_string()),
         message: e.to_string(),
     })?;
+    parse_seek(&text, path)
+}
+
+/// Parses the text of a `.seek` file; `path` names it in errors.
+pub fn parse_seek(text: &str, path: &Path) -> Result<SeekCurve, DiskSimError> {
     let err = |line: usize, message: String| DiskSimError::Syntax {
         file: path.to_path_buf().into(),
         line,
@@ -1243,7 +1262,10 @@ pub fn read_seek_file(path: &Path, from: &Pos) -> Result<SeekCurve, DiskSimError
                 ),
             )
         })?;
-    let mut pts: Vec<(u32, f64)> = Vec::with_capacity(n);
+    // Not `with_capacity(n)`: the count is the file's word, and `Seek distances measured:
+    // 4294967295` asked for 64 GB before the first line was read (the mutation run's abort).
+    // The points are counted against it at the end.
+    let mut pts: Vec<(u32, f64)> = Vec::new();
     for (i, l) in lines {
         let mut it = l.split(',').map(str::trim);
         let (Some(a), Some(b), None) = (it.next(), it.next(), it.next()) else {

@@ -229,7 +229,7 @@ impl Lexer {
 fn describe(t: &Tok) -> String {
     match t {
         Tok::Word(w) => format!("`{w}`"),
-        Tok::Number(n) => format!("the number {n}"),
+        Tok::Number(n) => format!("the number {}", crate::compact_value(n.to_string())),
         Tok::LBrace => "`{`".into(),
         Tok::RBrace => "`}`".into(),
         Tok::LBracket => "`[`".into(),
@@ -248,6 +248,15 @@ pub fn parse_file(path: &Path) -> Result<Vec<Statement>, DiskSimError> {
     Ok(out)
 }
 
+/// Parses `text` as if it were the file at `path` (which need not exist): `source` statements
+/// are resolved relative to `path` and read from disk, as [`parse_file`] would.
+pub fn parse_text(text: &str, path: &Path) -> Result<Vec<Statement>, DiskSimError> {
+    let reads = Cell::new(1);
+    let mut out = Vec::new();
+    parse_text_into(text, path, &mut out, 0, &reads)?;
+    Ok(out)
+}
+
 fn read(path: &Path, from: Option<&Pos>, reads: &Cell<usize>) -> Result<String, DiskSimError> {
     reads.set(reads.get() + 1);
     if reads.get() > MAX_SOURCE_READS {
@@ -259,7 +268,7 @@ fn read(path: &Path, from: Option<&Pos>, reads: &Cell<usize>) -> Result<String, 
             ),
         });
     }
-    std::fs::read_to_string(path).map_err(|e| DiskSimError::Io {
+    crate::read_text(path).map_err(|e| DiskSimError::Io {
         path: path.to_path_buf().into(),
         included_from: from.map(|p| p.to_string()),
         message: e.to_string(),

@@ -652,7 +652,7 @@ impl Scenario {
             Err(ScenarioError::Invalid {
                 origin: at(key),
                 key: key.to_string(),
-                value: value.to_string(),
+                value: antsched_disk::compact_value(value.to_string()),
                 why: why.to_string(),
             })
         };

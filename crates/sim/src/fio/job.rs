@@ -30,7 +30,7 @@ impl JobFile {
     pub fn load_with(path: impl AsRef<Path>, limits: &Limits) -> Result<JobFile, FioError> {
         let path = path.as_ref();
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|err| {
+        let text = antsched_disk::read_text(path).map_err(|err| {
             FioError::new(
                 &origin,
                 0,

@@ -20,10 +20,11 @@ pub(crate) enum Kind {
     Filename,
     /// Bytes. `nonzero`: 0 is invalid. `sector`: must be a multiple of 512.
     Size { nonzero: bool, sector: bool },
-    /// A duration; `None`: a unit is required.
+    /// A duration; `None`: a unit is required. At most `max` nanoseconds.
     Time {
         default: Option<DefaultUnit>,
         nonzero: bool,
+        max: u64,
     },
     /// A whole number in `min..=max`.
     Count { min: u64, max: u64 },
@@ -52,6 +53,10 @@ pub(crate) struct OptionSpec {
     /// A valid line, shown when the value is missing.
     pub example: &'static str,
 }
+
+/// The longest `thinktime`, `antsched_issue_delay` or `antsched_writeback_interval`: an hour
+/// (issue 17, item 11: `thinktime=1000000000s` ran for 15 billion virtual seconds).
+pub const MAX_PAUSE_NS: u64 = 3_600_000_000_000;
 
 const fn size(nonzero: bool, sector: bool) -> Kind {
     Kind::Size { nonzero, sector }
@@ -99,6 +104,7 @@ pub(crate) static OPTIONS: &[OptionSpec] = &[
         Kind::Time {
             default: Some(DefaultUnit::Microseconds),
             nonzero: false,
+            max: MAX_PAUSE_NS,
         },
         "thinktime=2ms",
     ),
@@ -112,6 +118,7 @@ pub(crate) static OPTIONS: &[OptionSpec] = &[
         Kind::Time {
             default: Some(DefaultUnit::Seconds),
             nonzero: false,
+            max: u64::MAX,
         },
         "runtime=30",
     ),
@@ -163,6 +170,7 @@ pub(crate) static OPTIONS: &[OptionSpec] = &[
         Kind::Time {
             default: None,
             nonzero: false,
+            max: MAX_PAUSE_NS,
         },
         "antsched_issue_delay=50us",
     ),
@@ -192,6 +200,7 @@ pub(crate) static OPTIONS: &[OptionSpec] = &[
         Kind::Time {
             default: None,
             nonzero: true,
+            max: MAX_PAUSE_NS,
         },
         "antsched_writeback_interval=100ms",
     ),
@@ -449,9 +458,19 @@ pub(crate) fn parse_value(spec: &OptionSpec, value: Option<&str>) -> Result<Valu
                 Ok(Value::Bytes(bytes))
             }
         }),
-        Kind::Time { default, nonzero } => value::parse_time(text, default).and_then(|ns| {
+        Kind::Time {
+            default,
+            nonzero,
+            max,
+        } => value::parse_time(text, default).and_then(|ns| {
             if nonzero && ns == 0 {
                 Err(format!("must be greater than 0, as in `{}`", spec.example))
+            } else if ns > max {
+                Err(format!(
+                    "must be at most {}h: a longer pause or interval only leaves the disk idle, \
+                     and a run of them passes the simulator's limit of 2^64 ns",
+                    max / 3_600_000_000_000
+                ))
             } else {
                 Ok(Value::Nanos(ns))
             }

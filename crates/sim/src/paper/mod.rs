@@ -36,7 +36,7 @@ pub use peers::disk_mb_s;
 pub use published::{evaluate, Experiment, Row};
 pub use workloads::{
     all_schedulers, modelling_notes, plan, CasScale, PaperOptions, PlannedRun, ANTICIPATORY,
-    BASELINE, FILE_SPACING,
+    BASELINE, FILE_SPACING, MIN_FILE_SPACING,
 };
 
 use rayon::prelude::*;
@@ -45,6 +45,22 @@ use serde::Serialize;
 use crate::fio;
 use crate::report::RunReport;
 use crate::{disk_model, simulate, SimError};
+
+/// Lays out every distinct job file of `runs` on its disk without simulating it, so that an
+/// option that makes the suite's files overlap or overflow the disk is reported before minutes
+/// of work, and before any run.
+pub fn check(runs: &[PlannedRun]) -> Result<(), SimError> {
+    let mut seen = std::collections::HashSet::new();
+    for p in runs {
+        if !seen.insert((p.job.as_str(), p.disk.as_str())) {
+            continue;
+        }
+        let jobs = fio::parse(&p.job, &format!("{}.fio", p.group))?;
+        let disk = disk_model(&p.disk)?;
+        crate::workload::compile(&jobs, disk.capacity_sectors(), 1)?;
+    }
+    Ok(())
+}
 
 /// One planned run and what it gave.
 #[derive(Clone, Debug, Serialize)]

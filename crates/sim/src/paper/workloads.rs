@@ -323,6 +323,10 @@ pub struct Reader<'a> {
 /// Where reader k's file starts: k x 6 GB (see the module docs).
 pub const FILE_SPACING: u64 = 6 << 30;
 
+/// The least spacing the suite's job files allow: the Linux/CAS experiments place the reader
+/// (or the `find` tree) one spacing after a 2 GiB file, so any less overlaps it.
+pub const MIN_FILE_SPACING: u64 = 2 << 30;
+
 /// A job file with one job per reader, each on its own 1 GB file.
 pub fn readers(
     rw: &str,

@@ -65,7 +65,11 @@ impl Default for PeakRate {
 impl PeakRate {
     /// `bfq_calc_max_budget`: sectors moved in `timeout` at the peak rate.
     pub fn max_budget(&self, timeout: Nanos) -> u64 {
-        (self.peak_rate * 1_000 * (timeout / MS)) >> RATE_SHIFT
+        // Saturating: an hour's timeout at a fast device's rate is near 2^64 before the shift.
+        self.peak_rate
+            .saturating_mul(1_000)
+            .saturating_mul(timeout / MS)
+            >> RATE_SHIFT
     }
 
     /// `bfq_reset_rate_computation`.

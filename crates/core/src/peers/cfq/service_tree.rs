@@ -23,8 +23,10 @@ impl Cfq {
 
     /// `cfq_slice_offset`: "just an approximation, should be ok".
     pub(super) fn slice_offset(&self, sync: bool) -> i64 {
+        // Saturating: a million busy queues times an hour's slice passes i64 (the kernel's
+        // int would wrap; the tree's order only needs "far behind").
         (self.busy_queues.saturating_sub(1) as i64)
-            * (self.prio_slice(true, 0) - self.prio_slice(sync, IOPRIO))
+            .saturating_mul(self.prio_slice(true, 0) - self.prio_slice(sync, IOPRIO))
     }
 
     /// `cfq_slice_used`.
@@ -48,7 +50,8 @@ impl Cfq {
         let rb_key = if add_front {
             i64::MIN
         } else {
-            let k = offset + now as i64 + q.slice_resid;
+            let now = i64::try_from(now).unwrap_or(i64::MAX);
+            let k = offset.saturating_add(now).saturating_add(q.slice_resid);
             q.slice_resid = 0;
             k
         };
@@ -108,7 +111,8 @@ impl Cfq {
             // Store what was left of this slice, if the queue idled or timed out.
             if timed_out && !q.slice_new {
                 if let Some(end) = q.slice_end {
-                    q.slice_resid = end as i64 - now as i64;
+                    let at = |t: Nanos| i64::try_from(t).unwrap_or(i64::MAX);
+                    q.slice_resid = at(end).saturating_sub(at(now));
                 }
             }
         }
