@@ -61,9 +61,11 @@ pub mod daemon;
 pub mod page;
 pub mod source;
 
-pub use client::{connect, Client, ClientError};
-pub use daemon::{Config, Daemon, Error, Stopper};
-pub use source::{DiskChoice, ObservationSource, ProcSource, SourceError};
+pub use client::{connect, connect_domain, govern, list_domains, Client, ClientError};
+pub use daemon::{Config, Daemon, Error, Governor, Stopper, DEFAULT_PSI_TRIGGER, MACHINE};
+pub use source::{
+    CgroupSource, DiskChoice, ObservationSource, ProcSource, SourceError, MEMCG_V1_ROOT,
+};
 
 /// Where the daemon listens unless told otherwise.
 pub const DEFAULT_SOCKET: &str = "/run/antsched/memd.sock";
