@@ -56,11 +56,13 @@
 //! log only), no SIGMEM, no systemd memory-pressure socket, no memory nice or enforcement. The
 //! daemon changes no kernel setting and no cgroup; it only reads `/proc`.
 
+pub mod cgroup;
 pub mod client;
 pub mod daemon;
 pub mod page;
 pub mod source;
 
+pub use cgroup::{parse_size, CgroupError, RunGroup, RUN_PARENT};
 pub use client::{connect, connect_domain, govern, list_domains, Client, ClientError};
 pub use daemon::{Config, Daemon, Error, Governor, Stopper, DEFAULT_PSI_TRIGGER, MACHINE};
 pub use source::{
