@@ -295,9 +295,17 @@ impl Daemon {
     ) {
         let trigger = match (&self.config.psi_trigger, source.pressure_file()) {
             (Some(spec), Some(file)) => match psi_trigger(&file, spec) {
-                Ok(fd) => {
+                Ok((fd, used)) => {
+                    let note = if &used == spec {
+                        String::new()
+                    } else {
+                        format!(
+                            " (the kernel refused {spec:?}: without CAP_SYS_RESOURCE a \
+                             window must be a multiple of 2 s)"
+                        )
+                    };
                     self.log(format_args!(
-                        "domain {name}: PSI trigger {spec:?} on {}",
+                        "domain {name}: PSI trigger {used:?} on {}{note}",
                         file.display()
                     ));
                     Some(fd)
@@ -493,11 +501,6 @@ impl Daemon {
         for i in 0..self.domains.len() {
             let now = monotonic_ns();
             let d = &mut self.domains[i];
-            if let Some(t) = &d.trigger {
-                // Clear the trigger's edge (a read of the PSI file is what re-arms POLLPRI
-                // reporting for some kernels; the event itself needs no acknowledgement).
-                let _ = rustix::io::pread(t, &mut [0u8; 256], 0);
-            }
             match d.source.observe(now) {
                 Ok(obs) => {
                     let r = record(&self.config, obs, d.source.pressure());
@@ -872,17 +875,55 @@ fn parse_request(buf: &[u8], end: usize) -> Result<Request, String> {
 /// reports POLLPRI on the descriptor when the stall in a window exceeds the threshold.
 /// Fails (unprivileged windows not a multiple of 2 s, a kernel without PSI, a cgroup2 group
 /// gone) with the kernel's reason.
-fn psi_trigger(file: &Path, spec: &str) -> Result<OwnedFd, String> {
+///
+/// Windows that are not a multiple of 2 s are refused (EINVAL) to a process without
+/// CAP_SYS_RESOURCE, which root in a container may lack (this project's machines): then the
+/// window is rounded up to the next multiple of 2 s, the stall threshold scaled with it, and
+/// the log says which trigger was registered.
+fn psi_trigger(file: &Path, spec: &str) -> Result<(OwnedFd, String), String> {
+    match psi_trigger_once(file, spec) {
+        Err((why, true)) => {
+            let mut words = spec.split_whitespace();
+            let (Some(kind), Some(Ok(stall)), Some(Ok(window)), None) = (
+                words.next(),
+                words.next().map(str::parse::<u64>),
+                words.next().map(str::parse::<u64>),
+                words.next(),
+            ) else {
+                return Err(why);
+            };
+            let rounded = window.div_ceil(2_000_000).max(1) * 2_000_000;
+            if rounded == window {
+                return Err(why);
+            }
+            let scaled = format!("{kind} {} {rounded}", stall * rounded / window);
+            psi_trigger_once(file, &scaled)
+                .map(|fd| (fd, scaled.clone()))
+                .map_err(|(again, _)| format!("{why}; and {again}"))
+        }
+        Err((why, false)) => Err(why),
+        Ok(fd) => Ok((fd, spec.to_string())),
+    }
+}
+
+/// One attempt; the flag says the kernel found the spec invalid (EINVAL).
+fn psi_trigger_once(file: &Path, spec: &str) -> Result<OwnedFd, (String, bool)> {
     use rustix::fs::{Mode, OFlags};
     let fd = rustix::fs::open(
         file,
         OFlags::RDWR | OFlags::CLOEXEC | OFlags::NONBLOCK,
         Mode::empty(),
     )
-    .map_err(|e| format!("cannot open it read-write: {e}"))?;
+    .map_err(|e| (format!("cannot open it read-write: {e}"), false))?;
+    // The kernel replaces the last byte written with a NUL: write one.
     let mut text = spec.as_bytes().to_vec();
     text.push(0);
-    rustix::io::write(&fd, &text).map_err(|e| format!("the kernel refused {spec:?}: {e}"))?;
+    rustix::io::write(&fd, &text).map_err(|e| {
+        (
+            format!("the kernel refused {spec:?}: {e}"),
+            e == rustix::io::Errno::INVAL,
+        )
+    })?;
     Ok(fd)
 }
 
@@ -999,4 +1040,79 @@ fn listen(path: &Path) -> Result<UnixListener, Error> {
     listener.set_nonblocking(true).map_err(bind_err)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666)).map_err(bind_err)?;
     Ok(listener)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_parse_and_bad_ones_say_what_is_valid() {
+        let p = |line: &str| parse_request(line.as_bytes(), line.len() - 1);
+        assert_eq!(p("antsched-memd 1\n"), Ok(Request::Subscribe(None)));
+        assert_eq!(
+            p("antsched-memd 1 domain /sys/fs/cgroup/memory/a b\n"),
+            Ok(Request::Subscribe(Some("/sys/fs/cgroup/memory/a b".into())))
+        );
+        assert_eq!(p("antsched-memd 1 list\n"), Ok(Request::List));
+        assert_eq!(
+            p("antsched-memd 1 govern /x\n"),
+            Ok(Request::Govern("/x".into()))
+        );
+        assert!(p("antsched-memd 1 domain \n")
+            .unwrap_err()
+            .contains("needs a domain"));
+        assert!(p("antsched-memd 1 govern\n")
+            .unwrap_err()
+            .contains("needs a cgroup path"));
+        let e = p("antsched-memd 1 reboot\n").unwrap_err();
+        assert!(
+            e.contains("unknown request \"reboot\"") && e.contains("govern PATH"),
+            "{e}"
+        );
+        assert!(p("antsched-memd 2\n")
+            .unwrap_err()
+            .starts_with("expected the hello"));
+        assert!(p("antsched-memd 1list\n")
+            .unwrap_err()
+            .starts_with("expected the hello"));
+        // Two lines at once: the second is not read as a request.
+        let two = b"antsched-memd 1\nantsched-memd 1\n";
+        assert!(parse_request(two, 15)
+            .unwrap_err()
+            .starts_with("expected the hello"));
+    }
+
+    /// On this machine root may lack CAP_SYS_RESOURCE: the 1 s window is refused and the
+    /// 2 s one taken. Either way a trigger is registered where the kernel has PSI.
+    #[test]
+    fn a_psi_trigger_registers_or_says_why() {
+        let file = Path::new("/proc/pressure/memory");
+        if !file.exists() {
+            eprintln!("skipping: no {}", file.display());
+            return;
+        }
+        match psi_trigger(file, DEFAULT_PSI_TRIGGER) {
+            Ok((fd, used)) => {
+                assert!(
+                    used == DEFAULT_PSI_TRIGGER || used == "some 300000 2000000",
+                    "{used}"
+                );
+                // Armed, with no stall reported yet on an idle machine's first poll or one.
+                let mut fds = [PollFd::new(&fd, PollFlags::PRI)];
+                rustix::event::poll(&mut fds, Some(&rustix::time::Timespec::default())).unwrap();
+            }
+            Err(why) => {
+                assert!(
+                    why.contains("refused") || why.contains("cannot open"),
+                    "{why}"
+                );
+                eprintln!("no trigger here: {why}");
+            }
+        }
+        let e = psi_trigger(file, "bogus 1 2").unwrap_err();
+        assert!(e.contains("the kernel refused \"bogus 1 2\""), "{e}");
+        let e = psi_trigger(Path::new("/nonexistent/pressure"), DEFAULT_PSI_TRIGGER).unwrap_err();
+        assert!(e.starts_with("cannot open it read-write"), "{e}");
+    }
 }
