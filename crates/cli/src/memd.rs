@@ -49,7 +49,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     // Every group is checked before anything is served: a wrong path is the user's to fix.
     let mut groups = Vec::new();
     for path in &a.cgroup {
-        let g = CgroupSource::new(path, "/proc", &disk, None)
+        let g = CgroupSource::new(path, "/proc", &disk, antsched_memd::pressure_twin(path))
             .with_context(|| format!("--cgroup {}", path.display()))?;
         groups.push(g);
     }
@@ -70,7 +70,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     daemon.allow_govern(
         RUN_PARENT,
         Box::new(move |path: &std::path::Path| {
-            Ok(Box::new(CgroupSource::new(path, "/proc", &make_disk, None)?) as _)
+            let psi = antsched_memd::pressure_twin(path);
+            Ok(Box::new(CgroupSource::new(path, "/proc", &make_disk, psi)?) as _)
         }),
     );
     let stopper = daemon.stopper();
@@ -195,7 +196,7 @@ pub fn mem_run(a: RunArgs) -> anyhow::Result<()> {
     let set = crate::signals::block();
     let name = format!("run-{}", std::process::id());
     let group = antsched_memd::RunGroup::create(std::path::Path::new(RUN_PARENT), &name, limit)?;
-    let procs = group.procs_file()?;
+    let procs = group.procs_files()?;
     match antsched_memd::govern(&a.socket, group.path()) {
         Ok(domain) => eprintln!("antsched mem run: memd governs {domain}"),
         Err(antsched_memd::ClientError::Connect { .. }) => eprintln!(
@@ -206,13 +207,16 @@ pub fn mem_run(a: RunArgs) -> anyhow::Result<()> {
     }
     let mut command = std::process::Command::new(&a.command[0]);
     command.args(&a.command[1..]);
-    let procs_fd = std::os::fd::AsRawFd::as_raw_fd(&procs);
-    // SAFETY: between fork and exec only async-signal-safe calls: write(2) on a descriptor
+    // The v1 group's first, then its cgroup2 twin's (for the group's PSI), when it has one.
+    let procs_fds: Vec<i32> = procs.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect();
+    // SAFETY: between fork and exec only async-signal-safe calls: write(2) on descriptors
     // opened before the fork, and pthread_sigmask on the calling (only) thread.
     unsafe {
         command.pre_exec(move || {
-            if libc::write(procs_fd, b"0".as_ptr().cast(), 1) != 1 {
-                return Err(std::io::Error::last_os_error());
+            for &fd in &procs_fds {
+                if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
             let mut empty: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut empty);

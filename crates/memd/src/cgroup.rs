@@ -15,6 +15,23 @@ use crate::source::MEMCG_V1_ROOT;
 /// The directory under the v1 memory hierarchy in which antsched makes its groups.
 pub const RUN_PARENT: &str = "/sys/fs/cgroup/memory/antsched";
 
+/// Where the cgroup2 hierarchy is mounted beside v1 (systemd's "hybrid" layout). On this
+/// kind of machine it has no controllers, but every group in it has a `memory.pressure`: a
+/// group of antsched's gets a *twin* there, holding the same processes, for per-group PSI.
+pub const UNIFIED_ROOT: &str = "/sys/fs/cgroup/unified";
+
+/// The `memory.pressure` of the cgroup2 twin of the v1 group `v1_dir` (the group at the same
+/// path under [`UNIFIED_ROOT`]), when there is one.
+pub fn pressure_twin(v1_dir: &Path) -> Option<PathBuf> {
+    let dir = v1_dir.canonicalize().ok()?;
+    let rel = dir.strip_prefix(MEMCG_V1_ROOT).ok()?;
+    if rel.as_os_str().is_empty() {
+        return None;
+    }
+    let file = Path::new(UNIFIED_ROOT).join(rel).join("memory.pressure");
+    file.is_file().then_some(file)
+}
+
 /// Why a group could not be made, used or removed. Every message names the path.
 #[derive(Debug, thiserror::Error)]
 pub enum CgroupError {
@@ -80,6 +97,8 @@ pub fn parse_size(text: &str) -> Result<u64, CgroupError> {
 #[derive(Debug)]
 pub struct RunGroup {
     dir: PathBuf,
+    /// The cgroup2 twin (same name under `UNIFIED_ROOT/antsched`), for the group's PSI.
+    twin: Option<PathBuf>,
     removed: bool,
 }
 
@@ -123,10 +142,12 @@ impl RunGroup {
             what: "cannot make the group",
             source,
         })?;
-        let group = Self {
+        let mut group = Self {
             dir,
+            twin: None,
             removed: false,
         };
+        group.twin = make_twin(parent, name);
         if let Some(limit) = limit {
             group.write(
                 "memory.limit_in_bytes",
@@ -156,8 +177,17 @@ impl RunGroup {
             .map_err(|source| CgroupError::Io { path, what, source })
     }
 
-    /// Moves process `pid` (all its threads) into the group.
+    /// The cgroup2 twin's directory, where one could be made.
+    pub fn twin(&self) -> Option<&Path> {
+        self.twin.as_deref()
+    }
+
+    /// Moves process `pid` (all its threads) into the group, and into its twin.
     pub fn add(&self, pid: u32) -> Result<(), CgroupError> {
+        if let Some(twin) = &self.twin {
+            let path = twin.join("cgroup.procs");
+            let _ = std::fs::write(&path, pid.to_string());
+        }
         match self.write("cgroup.procs", &pid.to_string(), "cannot move the process") {
             Err(CgroupError::Io { path, source, .. })
                 if source.raw_os_error() == Some(rustix::io::Errno::SRCH.raw_os_error()) =>
@@ -168,18 +198,24 @@ impl RunGroup {
         }
     }
 
-    /// The group's `cgroup.procs`, open for writing: a process that writes `0` to it moves
-    /// itself in (what a child does between fork and exec).
-    pub fn procs_file(&self) -> Result<std::fs::File, CgroupError> {
-        let path = self.dir.join("cgroup.procs");
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .map_err(|source| CgroupError::Io {
-                path,
-                what: "cannot open",
-                source,
-            })
+    /// The group's `cgroup.procs` (and its twin's), open for writing: a process that writes
+    /// `0` to one moves itself in (what a child does between fork and exec).
+    pub fn procs_files(&self) -> Result<Vec<std::fs::File>, CgroupError> {
+        let mut files = Vec::new();
+        for dir in std::iter::once(&self.dir).chain(self.twin.as_ref()) {
+            let path = dir.join("cgroup.procs");
+            files.push(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .map_err(|source| CgroupError::Io {
+                        path,
+                        what: "cannot open",
+                        source,
+                    })?,
+            );
+        }
+        Ok(files)
     }
 
     /// The processes in the group now.
@@ -193,8 +229,32 @@ impl RunGroup {
     /// A group that still has processes then is left in place, with an error that says so.
     pub fn remove(mut self, wait: Duration) -> Result<(), CgroupError> {
         self.removed = true;
-        remove_dir(&self.dir, wait)
+        let v1 = remove_dir(&self.dir, wait);
+        let twin = match &self.twin {
+            Some(t) => remove_dir(t, wait),
+            None => Ok(()),
+        };
+        v1.and(twin)
     }
+}
+
+/// Makes the cgroup2 twin `UNIFIED_ROOT/<parent's name>/<name>`, best effort: a machine
+/// without the unified mount (or with it read-only) just has no per-group PSI.
+fn make_twin(parent: &Path, name: &str) -> Option<PathBuf> {
+    let unified = Path::new(UNIFIED_ROOT);
+    if !unified.join("cgroup.procs").is_file() || parent.parent() != Some(Path::new(MEMCG_V1_ROOT))
+    {
+        return None;
+    }
+    let twin_parent = unified.join(parent.file_name()?);
+    match std::fs::create_dir(&twin_parent) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(_) => return None,
+    }
+    let twin = twin_parent.join(name);
+    std::fs::create_dir(&twin).ok()?;
+    Some(twin)
 }
 
 fn remove_dir(dir: &Path, wait: Duration) -> Result<(), CgroupError> {
@@ -231,6 +291,9 @@ impl Drop for RunGroup {
     fn drop(&mut self) {
         if !self.removed {
             let _ = remove_dir(&self.dir, Duration::from_secs(2));
+            if let Some(t) = &self.twin {
+                let _ = remove_dir(t, Duration::from_secs(2));
+            }
         }
     }
 }

@@ -248,7 +248,8 @@ fn a_hog_in_a_256_mb_group_drives_its_severity_down_eq_4_1() {
     daemon.allow_govern(
         RUN_PARENT,
         Box::new(move |path: &Path| {
-            Ok(Box::new(CgroupSource::new(path, "/proc", &disk, None)?) as _)
+            let psi = antsched_memd::pressure_twin(path);
+            Ok(Box::new(CgroupSource::new(path, "/proc", &disk, psi)?) as _)
         }),
     );
     let stopper = daemon.stopper();
@@ -265,6 +266,14 @@ fn a_hog_in_a_256_mb_group_drives_its_severity_down_eq_4_1() {
     let e = connect_domain(&socket, "/no/such/group").err().unwrap();
     assert!(e.to_string().contains("no domain"), "{e}");
 
+    // The group's cgroup2 twin gives it PSI of its own, where the unified mount exists.
+    if Path::new(antsched_memd::UNIFIED_ROOT)
+        .join("cgroup.procs")
+        .is_file()
+    {
+        assert!(group.twin().is_some());
+        assert!(antsched_memd::pressure_twin(group.path()).is_some());
+    }
     let domain = govern(&socket, group.path()).unwrap();
     assert_eq!(
         domain,
