@@ -288,6 +288,16 @@ fn a_hog_in_a_256_mb_group_drives_its_severity_down_eq_4_1() {
     assert_eq!(r.tau_bytes, severity.tau(LIMIT), "{r:?}");
     assert!(r.free_bytes > r.tau_bytes && r.severity_s == s_max, "{r:?}");
 
+    // A process that does not exist is a clear error.
+    let e = group.add(u32::MAX >> 1).unwrap_err().to_string();
+    assert!(
+        e.ends_with(&format!(
+            "no process {} to move into the group",
+            u32::MAX >> 1
+        )),
+        "{e}"
+    );
+
     // The hog joins the group before it touches anything.
     let file = cold_file(320 * MIB);
     let mut hog = Hog::spawn();
