@@ -180,9 +180,9 @@ impl Drop for TempFile {
 
 /// A file of `len` bytes that is on disk and not in the page cache (so that the hog's reads
 /// charge its pages to the group).
-fn cold_file(len: u64) -> TempFile {
+fn cold_file(tag: &str, len: u64) -> TempFile {
     let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("antsched-memd-cgroup-{}.dat", std::process::id()));
+        .join(format!("antsched-memd-{tag}-{}.dat", std::process::id()));
     let file = TempFile(path.clone());
     let mut f = std::fs::File::create(&path).unwrap();
     let chunk = vec![7u8; 1 << 20];
@@ -299,7 +299,7 @@ fn a_hog_in_a_256_mb_group_drives_its_severity_down_eq_4_1() {
     );
 
     // The hog joins the group before it touches anything.
-    let file = cold_file(320 * MIB);
+    let file = cold_file("ramp", 320 * MIB);
     let mut hog = Hog::spawn();
     group.add(hog.child.id()).unwrap();
     assert_eq!(group.pids(), [hog.child.id()]);
@@ -381,6 +381,78 @@ fn a_hog_in_a_256_mb_group_drives_its_severity_down_eq_4_1() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    drop(file);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A PSI trigger wakes the daemon at once: with a tick of a minute, the record of a group
+/// whose reads stall on its 8 MB limit is observed again within seconds, which only the
+/// trigger on the group's (or the machine's) PSI can have caused.
+#[test]
+fn a_stall_wakes_the_daemon_before_its_tick() {
+    if !Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").is_file() {
+        return cannot_run("no cgroup v1 memory hierarchy at /sys/fs/cgroup/memory");
+    }
+    if !rustix::process::geteuid().is_root() {
+        return cannot_run("not root: cannot make a memory cgroup");
+    }
+    if !Path::new("/proc/pressure/memory").is_file() {
+        return cannot_run("the kernel has no PSI (/proc/pressure/memory)");
+    }
+    let name = format!("test-psi-{}", std::process::id());
+    let group = match RunGroup::create(Path::new(RUN_PARENT), &name, Some(8 * MIB)) {
+        Ok(g) => g,
+        Err(e) => return cannot_run(&format!("cannot make a memory cgroup: {e}")),
+    };
+    if group.twin().is_none() {
+        return cannot_run("no cgroup2 twin (no unified hierarchy): the group has no PSI");
+    }
+    let dir = std::env::temp_dir().join(format!("antsched-memd-psi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let socket = dir.join("memd.sock");
+    let machine = ProcSource::new("/proc", DiskChoice::Root).unwrap();
+    let disk = machine.disk().to_string();
+    let config = Config {
+        interval: Duration::from_secs(60),
+        log: true,
+        ..Config::new(&socket)
+    };
+    let mut daemon = Daemon::bind(config, Box::new(machine)).unwrap();
+    daemon.allow_govern(
+        RUN_PARENT,
+        Box::new(move |path: &Path| {
+            let psi = antsched_memd::pressure_twin(path);
+            Ok(Box::new(CgroupSource::new(path, "/proc", &disk, psi)?) as _)
+        }),
+    );
+    let stopper = daemon.stopper();
+    let _running = Running {
+        stopper,
+        thread: Some(std::thread::spawn(move || daemon.run())),
+    };
+    let domain = govern(&socket, group.path()).unwrap();
+    let client = connect_domain(&socket, &domain).unwrap();
+    let t0 = client.current().time;
+    let started = Instant::now();
+
+    let file = cold_file("psi", 320 * MIB);
+    let mut hog = Hog::spawn();
+    group.add(hog.child.id()).unwrap();
+    // Each round streams 640 MB through 8 MB: the charges wait on reclaim (a memory stall).
+    let mut woken = None;
+    for _ in 0..5 {
+        hog.say(&format!("cache {} 0", file.0.display()));
+        if client.current().time > t0 {
+            woken = Some(started.elapsed());
+            break;
+        }
+    }
+    let woken =
+        woken.expect("no observation after the stall: the PSI trigger did not wake the daemon");
+    eprintln!("observed again {woken:?} after the hog started (the tick is 60 s)");
+    assert!(woken < Duration::from_secs(50), "{woken:?}");
+    drop(hog);
+    group.remove(Duration::from_secs(5)).unwrap();
     drop(file);
     let _ = std::fs::remove_dir_all(&dir);
 }
