@@ -1083,6 +1083,44 @@ mod tests {
             .starts_with("expected the hello"));
     }
 
+    /// PSI `full` avg10 at or above the threshold is the thrashing tier, whatever S says;
+    /// below it (or without PSI) the tier is S's.
+    #[test]
+    fn psi_full_avg10_above_the_threshold_is_thrashing() {
+        use antsched_mem::kernel::PsiLine;
+        let config = Config::new("/unused");
+        let obs = antsched_mem::record::Observation {
+            free_bytes: 10 << 30,
+            total_bytes: 20 << 30,
+            candidate_age_s: f64::INFINITY,
+            paging: antsched_mem::cost::PagingCost {
+                disk_service_s: 0.001,
+                disk_queue: 1.0,
+            },
+            estimator: Estimator::Turnover,
+            time: 1,
+        };
+        let psi = |full: f64| {
+            Some(Pressure {
+                some: PsiLine {
+                    avg10: full,
+                    ..Default::default()
+                },
+                full: Some(PsiLine {
+                    avg10: full,
+                    ..Default::default()
+                }),
+            })
+        };
+        assert_eq!(record(&config, obs, None).tier, Tier::Plenty);
+        assert_eq!(record(&config, obs, psi(9.99)).tier, Tier::Plenty);
+        let r = record(&config, obs, psi(10.0));
+        assert_eq!(
+            (r.tier, r.severity_s, r.candidate_age_s),
+            (Tier::Thrashing, 3600.0, 3600.0)
+        );
+    }
+
     /// On this machine root may lack CAP_SYS_RESOURCE: the 1 s window is refused and the
     /// 2 s one taken. Either way a trigger is registered where the kernel has PSI.
     #[test]
