@@ -1,7 +1,8 @@
 //! `antsched mem`: the memory half. `antsched mem simulate SCENARIO.toml` runs a user's
 //! scenario on the memory simulator and prints its processes' runtimes and footprints, with
 //! the time series as JSON and plots; `antsched mem status` prints the record `antsched memd`
-//! publishes (in `memd.rs`).
+//! publishes and `antsched mem run` runs a command in a memory cgroup of its own (both in
+//! `memd.rs`).
 
 use std::path::{Path, PathBuf};
 
@@ -20,8 +21,10 @@ pub struct Args {
 enum MemCommand {
     /// Simulate a scenario (machine, processes, policy) on virtual time.
     Simulate(SimulateArgs),
-    /// The severity record `antsched memd` publishes now.
+    /// The severity records `antsched memd` publishes now, one per domain.
     Status(crate::memd::StatusArgs),
+    /// Run a command in a new memory cgroup of its own (root), governed by a running memd.
+    Run(crate::memd::RunArgs),
 }
 
 #[derive(clap::Args)]
@@ -43,6 +46,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     match a.command {
         MemCommand::Simulate(a) => simulate(a),
         MemCommand::Status(a) => crate::memd::status(a),
+        MemCommand::Run(a) => crate::memd::mem_run(a),
     }
 }
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use antsched_mem::record::SeverityRecord;
-use antsched_memd::{Config, Daemon, DiskChoice, ProcSource};
+use antsched_memd::{CgroupSource, Config, Daemon, DiskChoice, ProcSource, RUN_PARENT};
 use anyhow::Context;
 
 #[derive(clap::Args)]
@@ -22,6 +22,10 @@ pub struct Args {
     /// system's).
     #[arg(long, value_name = "NAME")]
     disk: Option<String>,
+    /// Also govern this existing cgroup v1 memory group (read-only: free is its limit minus
+    /// its usage, tau 10% of its limit). Repeatable.
+    #[arg(long, value_name = "PATH")]
+    cgroup: Vec<PathBuf>,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -40,10 +44,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     let disk = a.disk.map_or(DiskChoice::Root, DiskChoice::Named);
     let source = ProcSource::new("/proc", disk)?;
-    eprintln!(
-        "antsched memd: the machine domain from /proc, paging cost from disk {}",
-        source.disk()
-    );
+    let disk = source.disk().to_string();
+    eprintln!("antsched memd: the machine domain from /proc, paging cost from disk {disk}");
+    // Every group is checked before anything is served: a wrong path is the user's to fix.
+    let mut groups = Vec::new();
+    for path in &a.cgroup {
+        let g = CgroupSource::new(path, "/proc", &disk, antsched_memd::pressure_twin(path))
+            .with_context(|| format!("--cgroup {}", path.display()))?;
+        groups.push(g);
+    }
     // Signals are blocked before the daemon exists, so that no thread it might start takes
     // them; one thread waits for them and stops the loop, which then removes the socket.
     let set = crate::signals::block();
@@ -52,6 +61,19 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         ..Config::new(&a.socket)
     };
     let mut daemon = Daemon::bind(config, Box::new(source))?;
+    for g in groups {
+        let name = g.dir().display().to_string();
+        daemon.add_domain(name, Box::new(g))?;
+    }
+    // `antsched mem run` asks for the groups it makes, which lie under antsched's own parent.
+    let make_disk = disk.clone();
+    daemon.allow_govern(
+        RUN_PARENT,
+        Box::new(move |path: &std::path::Path| {
+            let psi = antsched_memd::pressure_twin(path);
+            Ok(Box::new(CgroupSource::new(path, "/proc", &make_disk, psi)?) as _)
+        }),
+    );
     let stopper = daemon.stopper();
     std::thread::Builder::new()
         .name("antsched-signals".into())
@@ -71,18 +93,43 @@ pub struct StatusArgs {
     /// The daemon's socket.
     #[arg(long, value_name = "PATH", default_value = antsched_memd::DEFAULT_SOCKET)]
     socket: PathBuf,
-    /// Print the record as one JSON object with the keys of DESIGN.md.
+    /// Print the records as a JSON array, one object per domain with the keys of DESIGN.md
+    /// and `domain`.
     #[arg(long)]
     json: bool,
 }
 
+/// Every domain's record: the machine's first, then each governed group's.
 pub fn status(a: StatusArgs) -> anyhow::Result<()> {
-    let client = antsched_memd::connect(&a.socket)?;
-    let r = client.current();
+    let names = antsched_memd::list_domains(&a.socket)?;
+    let mut records = Vec::new();
+    for name in names {
+        match antsched_memd::connect_domain(&a.socket, &name) {
+            Ok(c) => records.push((name, c.current())),
+            // A group removed between the list and now is not an error of the status.
+            Err(antsched_memd::ClientError::Refused { reason, .. })
+                if reason.starts_with("no domain") => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
+        let array: Vec<serde_json::Value> = records
+            .iter()
+            .map(|(name, r)| {
+                let mut v = serde_json::to_value(r)?;
+                v["domain"] = serde_json::Value::String(name.clone());
+                Ok(v)
+            })
+            .collect::<Result<_, serde_json::Error>>()?;
+        println!("{}", serde_json::to_string_pretty(&array)?);
     } else {
-        print!("{}", table(&r));
+        for (i, (name, r)) in records.iter().enumerate() {
+            if i > 0 {
+                println!();
+            }
+            println!("domain         {name}");
+            print!("{}", table(r));
+        }
     }
     Ok(())
 }
@@ -116,4 +163,102 @@ fn json_name<T: serde::Serialize>(v: &T) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default()
+}
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// The group's memory limit (256M, 1G: powers of 1024); without it the group has no
+    /// limit of its own and its domain is bounded by the machine's memory.
+    #[arg(long, value_name = "SIZE")]
+    limit: Option<String>,
+    /// The daemon's socket; a memd listening there is asked to govern the group.
+    #[arg(long, value_name = "PATH", default_value = antsched_memd::DEFAULT_SOCKET)]
+    socket: PathBuf,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    command: Vec<std::ffi::OsString>,
+}
+
+/// `antsched mem run`: a new v1 memory group under antsched's parent, CMD moved into it
+/// before it runs (the child writes `0` to the group's `cgroup.procs` between fork and exec),
+/// a running memd asked to govern it, and the group removed when CMD exits, also when `mem
+/// run` is interrupted (SIGINT, SIGTERM and SIGHUP go to CMD, and `mem run` waits for it).
+/// Exits with CMD's status (128 + the signal that killed it).
+pub fn mem_run(a: RunArgs) -> anyhow::Result<()> {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let limit = a
+        .limit
+        .as_deref()
+        .map(antsched_memd::parse_size)
+        .transpose()
+        .context("--limit")?;
+    // Before any thread and before the child: the child unblocks them in pre_exec.
+    let set = crate::signals::block();
+    let name = format!("run-{}", std::process::id());
+    let group = antsched_memd::RunGroup::create(std::path::Path::new(RUN_PARENT), &name, limit)?;
+    let procs = group.procs_files()?;
+    match antsched_memd::govern(&a.socket, group.path()) {
+        Ok(domain) => eprintln!("antsched mem run: memd governs {domain}"),
+        Err(antsched_memd::ClientError::Connect { .. }) => eprintln!(
+            "antsched mem run: no memd listening at {}; running without it",
+            a.socket.display()
+        ),
+        Err(e) => eprintln!("antsched mem run: memd will not govern the group: {e}"),
+    }
+    let mut command = std::process::Command::new(&a.command[0]);
+    command.args(&a.command[1..]);
+    // The v1 group's first, then its cgroup2 twin's (for the group's PSI), when it has one.
+    let procs_fds: Vec<i32> = procs.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect();
+    // SAFETY: between fork and exec only async-signal-safe calls: write(2) on descriptors
+    // opened before the fork, and pthread_sigmask on the calling (only) thread.
+    unsafe {
+        command.pre_exec(move || {
+            for &fd in &procs_fds {
+                if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            let mut empty: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut empty);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+            Ok(())
+        });
+    }
+    let mut child = match command.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            let what = format!(
+                "cannot run {:?} in {}",
+                a.command[0],
+                group.path().display()
+            );
+            group.remove(std::time::Duration::from_secs(2))?;
+            return Err(anyhow::Error::new(e).context(what));
+        }
+    };
+    drop(procs);
+    let pid = child.id() as libc::pid_t;
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let forwarding = done.clone();
+    std::thread::Builder::new()
+        .name("antsched-signals".into())
+        .spawn(move || loop {
+            let sig = crate::signals::wait(&set);
+            if forwarding.load(std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
+            // SAFETY: signalling the child this process started and has not reaped yet.
+            unsafe { libc::kill(pid, sig) };
+        })?;
+    let status = child.wait().context("waiting for the command")?;
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let code = status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
+    let path = group.path().to_path_buf();
+    match group.remove(std::time::Duration::from_secs(5)) {
+        Ok(()) => eprintln!("antsched mem run: removed {}", path.display()),
+        Err(e) => eprintln!("error: {e}"),
+    }
+    std::process::exit(code);
 }

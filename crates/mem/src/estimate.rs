@@ -100,6 +100,84 @@ impl LruSnapshot {
     }
 }
 
+/// The turnover estimate's input for one cgroup v1 memory group, from its `memory.stat` and
+/// `memory.failcnt`.
+///
+/// A v1 `memory.stat` has no `pgsteal_*`: the reclaim counters it has are `pgpgin` and
+/// `pgpgout`, which count *charge and uncharge events*, every one of them: a page freed by
+/// its process (`munmap`, exit, truncation, `POSIX_FADV_DONTNEED`) is uncharged as much as a
+/// page that limit reclaim took, and a large folio counts once. Two facts about v1 let the
+/// reclaim be told apart well enough:
+///
+/// - a v1 group is reclaimed only when a charge would take it past its limit (there is no
+///   background reclaim per group), and every such charge adds one to `memory.failcnt`;
+/// - so the uncharges of an interval in which `failcnt` did not move are frees, not reclaim.
+///
+/// The cumulative reclaim is therefore the sum of Δ`pgpgout` over the intervals in which
+/// `failcnt` rose. Frees that fall in such an interval are counted as reclaim (the age comes
+/// out younger than it is), and large folios undercount it (older); the refault check
+/// (`workingset_refault_*`, which v1 does have per group) says which way it errs. The LRU is
+/// the group's own `inactive_file + active_file` (bytes, turned into 4 KiB pages), with the
+/// anonymous lists where there is swap. The group's limit covers its children, so the
+/// hierarchical `total_*` counters are the ones taken (the group's own where a kernel lacks
+/// them).
+#[derive(Clone, Debug, Default)]
+pub struct MemcgV1Lru {
+    prev: Option<(u64, u64)>,
+    reclaimed: u64,
+}
+
+/// Bytes per page in the pages the estimator counts.
+const PAGE: u64 = 4096;
+
+impl MemcgV1Lru {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The snapshot of a group whose `memory.stat` is `stat` and `memory.failcnt` is
+    /// `failcnt` now. A counter that went backwards (the group was re-created) starts a new
+    /// base without counting anything.
+    pub fn observe(
+        &mut self,
+        stat: &Counters,
+        failcnt: u64,
+        swap: bool,
+    ) -> Result<LruSnapshot, ParseError> {
+        let pick = |total: &'static str, own: &'static str| -> Result<u64, ParseError> {
+            match stat.get(total) {
+                Some(v) => Ok(v),
+                None => stat.require(own),
+            }
+        };
+        let mut lru_bytes = pick("total_inactive_file", "inactive_file")?
+            .saturating_add(pick("total_active_file", "active_file")?);
+        let mut refaults = pick("total_workingset_refault_file", "workingset_refault_file")?;
+        if swap {
+            lru_bytes = lru_bytes
+                .saturating_add(pick("total_inactive_anon", "inactive_anon")?)
+                .saturating_add(pick("total_active_anon", "active_anon")?);
+            refaults = refaults.saturating_add(
+                stat.get("total_workingset_refault_anon")
+                    .or_else(|| stat.get("workingset_refault_anon"))
+                    .unwrap_or(0),
+            );
+        }
+        let pgpgout = pick("total_pgpgout", "pgpgout")?;
+        if let Some((out, fail)) = self.prev {
+            if pgpgout >= out && failcnt > fail {
+                self.reclaimed = self.reclaimed.saturating_add(pgpgout - out);
+            }
+        }
+        self.prev = Some((pgpgout, failcnt));
+        Ok(LruSnapshot {
+            lru_pages: lru_bytes / PAGE,
+            reclaimed: self.reclaimed,
+            refaults,
+        })
+    }
+}
+
 /// The tunables of the turnover estimate and its refault check.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TurnoverConfig {
@@ -393,6 +471,41 @@ mod tests {
     use crate::kernel::{parse_diskstats, parse_vmstat};
 
     const S: Nanos = 1_000_000_000;
+
+    /// A v1 group: uncharges count as reclaim only in intervals where the group hit its
+    /// limit (failcnt rose); frees in a quiet interval do not.
+    #[test]
+    fn memcg_v1_reclaim_is_pgpgout_while_the_limit_is_hit() {
+        let stat = |out: u64| {
+            crate::kernel::parse_memcg_v1_stat(&format!(
+                "inactive_file 8192\nactive_file 4096\nworkingset_refault_file 3\n\
+                 pgpgout 1\ntotal_inactive_file 40960\ntotal_active_file 40960\n\
+                 total_workingset_refault_file 7\ntotal_pgpgout {out}\n"
+            ))
+            .unwrap()
+        };
+        let mut m = MemcgV1Lru::new();
+        let a = m.observe(&stat(100), 5, false).unwrap();
+        assert_eq!(a, snap(20, 0, 7));
+        // Frees: pgpgout moved, failcnt did not.
+        assert_eq!(m.observe(&stat(150), 5, false).unwrap().reclaimed, 0);
+        // Limit reclaim: both moved.
+        assert_eq!(m.observe(&stat(400), 9, false).unwrap().reclaimed, 250);
+        // A re-created group: counters went back, nothing counted, a new base.
+        assert_eq!(m.observe(&stat(10), 1, false).unwrap().reclaimed, 250);
+        assert_eq!(m.observe(&stat(30), 2, false).unwrap().reclaimed, 270);
+        // The real file of this machine parses, and its keys are the ones read.
+        let real = crate::kernel::parse_memcg_v1_stat(include_str!(
+            "../fixtures/linux-6.18/memcg-v1-memory.stat"
+        ))
+        .unwrap();
+        let s = MemcgV1Lru::new().observe(&real, 0, true).unwrap();
+        assert!(s.lru_pages > 0, "{s:?}");
+        let e = MemcgV1Lru::new()
+            .observe(&crate::kernel::Counters::default(), 0, false)
+            .unwrap_err();
+        assert!(e.to_string().contains("inactive_file"), "{e}");
+    }
 
     fn snap(lru: u64, reclaimed: u64, refaults: u64) -> LruSnapshot {
         LruSnapshot {

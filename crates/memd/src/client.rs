@@ -66,9 +66,100 @@ pub struct Client {
 /// How long [`connect`] waits for the daemon's reply.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Connects to the daemon at `path`, says hello, and maps the page it sends.
+/// Connects to the daemon at `path`, says hello, and maps the page it sends: the machine
+/// domain's.
 pub fn connect(path: impl AsRef<Path>) -> Result<Client, ClientError> {
-    let path = path.as_ref().to_path_buf();
+    subscribe(path.as_ref(), HELLO.to_string())
+}
+
+/// Like [`connect`], for the domain named `domain`: `machine`, or the path of a memory cgroup
+/// the daemon governs (as [`list_domains`] names it).
+pub fn connect_domain(path: impl AsRef<Path>, domain: &str) -> Result<Client, ClientError> {
+    if domain.contains('\n') {
+        return Err(ClientError::Protocol {
+            path: path.as_ref().to_path_buf(),
+            reply: format!("a domain name cannot hold a newline: {domain:?}"),
+        });
+    }
+    subscribe(
+        path.as_ref(),
+        format!("{} domain {domain}\n", HELLO.trim_end()),
+    )
+}
+
+/// The names of the domains the daemon serves, the machine first.
+pub fn list_domains(path: impl AsRef<Path>) -> Result<Vec<String>, ClientError> {
+    let path = path.as_ref();
+    let reply = request(path, &format!("{} list\n", HELLO.trim_end()))?;
+    let mut lines = reply.lines();
+    let n: usize = lines
+        .next()
+        .and_then(|l| l.strip_prefix("ok "))
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| ClientError::Protocol {
+            path: path.to_path_buf(),
+            reply: reply.clone(),
+        })?;
+    let names: Vec<String> = lines.map(str::to_string).collect();
+    if names.len() != n {
+        return Err(ClientError::Protocol {
+            path: path.to_path_buf(),
+            reply,
+        });
+    }
+    Ok(names)
+}
+
+/// Asks the daemon to govern the memory cgroup at `cgroup` (which must lie under the parent
+/// it governs groups in on request). Returns the domain's name.
+pub fn govern(path: impl AsRef<Path>, cgroup: &Path) -> Result<String, ClientError> {
+    let path = path.as_ref();
+    let text = cgroup.display().to_string();
+    if text.contains('\n') {
+        return Err(ClientError::Protocol {
+            path: path.to_path_buf(),
+            reply: format!("a path cannot hold a newline: {text:?}"),
+        });
+    }
+    let reply = request(path, &format!("{} govern {text}\n", HELLO.trim_end()))?;
+    reply
+        .strip_prefix("ok ")
+        .map(|n| n.trim_end().to_string())
+        .ok_or_else(|| ClientError::Protocol {
+            path: path.to_path_buf(),
+            reply,
+        })
+}
+
+/// Sends one request line and reads the reply until the daemon closes.
+fn request(path: &Path, line: &str) -> Result<String, ClientError> {
+    use std::io::{Read, Write};
+    let io = |source| ClientError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut stream = UnixStream::connect(path).map_err(|source| ClientError::Connect {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    stream.set_read_timeout(Some(REPLY_TIMEOUT)).map_err(io)?;
+    stream.write_all(line.as_bytes()).map_err(io)?;
+    let mut reply = String::new();
+    (&stream)
+        .take(1 << 20)
+        .read_to_string(&mut reply)
+        .map_err(io)?;
+    if let Some(reason) = reply.strip_prefix("error: ") {
+        return Err(ClientError::Refused {
+            path: path.to_path_buf(),
+            reason: reason.trim_end().to_string(),
+        });
+    }
+    Ok(reply)
+}
+
+fn subscribe(path: &Path, hello: String) -> Result<Client, ClientError> {
+    let path = path.to_path_buf();
     let io = |source| ClientError::Io {
         path: path.clone(),
         source,
@@ -81,8 +172,8 @@ pub fn connect(path: impl AsRef<Path>) -> Result<Client, ClientError> {
     // MSG_NOSIGNAL: a daemon that refused the connection (too many clients) and closed it
     // gives EPIPE here, not a SIGPIPE that would kill a program that did not ignore it. Its
     // reason is still waiting to be read below.
-    match rustix::net::send(&stream, HELLO.as_bytes(), SendFlags::NOSIGNAL) {
-        Ok(n) if n == HELLO.len() => {}
+    match rustix::net::send(&stream, hello.as_bytes(), SendFlags::NOSIGNAL) {
+        Ok(n) if n == hello.len() => {}
         Ok(_) => return Err(io(std::io::Error::other("short write of the hello"))),
         Err(rustix::io::Errno::PIPE | rustix::io::Errno::CONNRESET) => {}
         Err(e) => return Err(io(e.into())),

@@ -30,6 +30,7 @@ use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
 use crate::page::{PageWriter, LAYOUT};
 use crate::source::{ObservationSource, SourceError};
 use crate::{monotonic_ns, HELLO};
+use antsched_mem::kernel::Pressure;
 
 /// The daemon's tunables.
 #[derive(Clone, Debug)]
@@ -45,6 +46,17 @@ pub struct Config {
     pub handshake_timeout: Duration,
     /// Log to stderr (start, clients, tier changes, a summary a minute, source errors).
     pub log: bool,
+    /// The PSI trigger registered on each domain's pressure file (`<some|full> <stall us>
+    /// <window us>`), which wakes the loop at once on a stall instead of at the next tick.
+    /// `some 150000 1000000`: 150 ms of stall in a 1 s window. None: no triggers.
+    pub psi_trigger: Option<String>,
+    /// PSI `full` avg10 (percent) at or above which a domain is in the thrashing tier
+    /// whatever S says: for at least this share of the last 10 s every non-idle task of the
+    /// domain was stalled on memory at once. 10%.
+    pub thrashing_full_avg10: f64,
+    /// Domains a `govern` request may add at most (the machine and `--cgroup` ones not
+    /// counted). 64.
+    pub max_requested_domains: usize,
 }
 
 impl Config {
@@ -56,9 +68,23 @@ impl Config {
             max_clients: 1024,
             handshake_timeout: Duration::from_secs(5),
             log: true,
+            psi_trigger: Some(DEFAULT_PSI_TRIGGER.into()),
+            thrashing_full_avg10: 10.0,
+            max_requested_domains: 64,
         }
     }
 }
+
+/// The PSI trigger the daemon registers unless told otherwise: 150 ms of `some` stall within
+/// 1 s (the anchors' section 8.1).
+pub const DEFAULT_PSI_TRIGGER: &str = "some 150000 1000000";
+
+/// The name of the machine domain, the one a plain hello subscribes to.
+pub const MACHINE: &str = "machine";
+
+/// Makes the source of a cgroup a `govern` request names (after the daemon checked that the
+/// path lies under the parent it was given).
+pub type Governor = Box<dyn FnMut(&Path) -> Result<Box<dyn ObservationSource>, SourceError> + Send>;
 
 /// Why the daemon could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +108,8 @@ pub enum Error {
     Source(#[source] SourceError),
     #[error("invalid configuration: {0}")]
     Config(String),
+    #[error("domain {name}: {why}")]
+    Domain { name: String, why: String },
     #[error("{what}: {source}")]
     Sys {
         what: &'static str,
@@ -115,7 +143,29 @@ enum State {
     Ready {
         eventfd: OwnedFd,
         notifier: Notifier,
+        domain: u64,
     },
+}
+
+/// What the daemon observes and publishes for one domain.
+struct Domain {
+    id: u64,
+    /// `machine`, or a cgroup's canonical path.
+    name: String,
+    source: Box<dyn ObservationSource>,
+    page: PageWriter,
+    current: SeverityRecord,
+    /// Added by a client's `govern` request: forgotten when its group goes away.
+    requested: bool,
+    /// The PSI trigger's descriptor (POLLPRI on a stall), when one could be registered.
+    trigger: Option<OwnedFd>,
+}
+
+/// What to do with a connection after serving it.
+enum Served {
+    Keep,
+    /// The request is answered; close without calling it an error.
+    Done(String),
 }
 
 struct Conn {
@@ -133,12 +183,13 @@ pub struct Daemon {
     listener: UnixListener,
     /// The socket's inode, so that drop removes our socket and never a file put in its place.
     socket_ino: (u64, u64),
-    page: PageWriter,
-    source: Box<dyn ObservationSource>,
+    domains: Vec<Domain>,
+    next_domain: u64,
+    /// Where `govern` requests may point, and how their sources are made.
+    governor: Option<(PathBuf, Governor)>,
     stop: Arc<OwnedFd>,
     clients: Vec<Conn>,
     next_id: u64,
-    current: SeverityRecord,
     next_tick: Instant,
     last_summary: Instant,
     /// After an accept error other than "no connection pending" (EMFILE: out of
@@ -164,7 +215,7 @@ impl Daemon {
         let page = PageWriter::new().map_err(sys("cannot make the severity page"))?;
         let now = monotonic_ns();
         let obs = source.observe(now).map_err(Error::Source)?;
-        let current = record(&config.severity, obs);
+        let current = record(&config, obs, source.pressure());
         page.publish(&current);
         let listener = listen(&config.socket)?;
         let meta = std::fs::metadata(&config.socket).map_err(|source| Error::Bind {
@@ -173,40 +224,141 @@ impl Daemon {
         })?;
         let stop = rustix::event::eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)
             .map_err(sys("cannot make the stop eventfd"))?;
-        let d = Self {
+        let mut d = Self {
             socket_ino: (meta.dev(), meta.ino()),
             listener,
-            page,
-            source,
+            domains: Vec::new(),
+            next_domain: 1,
+            governor: None,
             stop: Arc::new(stop),
             clients: Vec::new(),
             next_id: 1,
-            current,
             next_tick: Instant::now() + config.interval,
             last_summary: Instant::now(),
             accept_paused_until: None,
             config,
         };
         d.log(format_args!(
-            "serving {} every {:?}: {}",
+            "serving {} every {:?}",
             d.config.socket.display(),
             d.config.interval,
-            summary(&d.current)
         ));
-        let detail = d.source.describe();
-        if !detail.is_empty() {
-            d.log(format_args!("{detail}"));
-        }
+        d.insert(MACHINE.to_string(), source, page, current, false);
         Ok(d)
+    }
+
+    /// Adds a domain (a memory cgroup given on the command line) before or while serving:
+    /// takes its first observation and publishes it. Its name is what clients name in their
+    /// hello. Fails if the name is taken or the first observation fails.
+    pub fn add_domain(
+        &mut self,
+        name: impl Into<String>,
+        mut source: Box<dyn ObservationSource>,
+    ) -> Result<(), Error> {
+        let name = name.into();
+        if self.domains.iter().any(|d| d.name == name) {
+            return Err(Error::Domain {
+                name,
+                why: "already governed".into(),
+            });
+        }
+        let page = PageWriter::new().map_err(sys("cannot make the severity page"))?;
+        let obs = source.observe(monotonic_ns()).map_err(|e| Error::Domain {
+            name: name.clone(),
+            why: e.to_string(),
+        })?;
+        let current = record(&self.config, obs, source.pressure());
+        page.publish(&current);
+        self.insert(name, source, page, current, false);
+        Ok(())
+    }
+
+    /// Lets clients ask the daemon to govern cgroups under `parent` (the group `antsched mem
+    /// run` makes its groups in); `make` builds the source of a path that passed the check.
+    /// Without it, `govern` requests are refused.
+    pub fn allow_govern(&mut self, parent: impl Into<PathBuf>, make: Governor) {
+        self.governor = Some((parent.into(), make));
+    }
+
+    /// The names of the domains served, the machine first.
+    pub fn domains(&self) -> Vec<String> {
+        self.domains.iter().map(|d| d.name.clone()).collect()
+    }
+
+    fn insert(
+        &mut self,
+        name: String,
+        source: Box<dyn ObservationSource>,
+        page: PageWriter,
+        current: SeverityRecord,
+        requested: bool,
+    ) {
+        let trigger = match (&self.config.psi_trigger, source.pressure_file()) {
+            (Some(spec), Some(file)) => match psi_trigger(&file, spec) {
+                Ok((fd, used)) => {
+                    let note = if &used == spec {
+                        String::new()
+                    } else {
+                        format!(
+                            " (the kernel refused {spec:?}: without CAP_SYS_RESOURCE a \
+                             window must be a multiple of 2 s)"
+                        )
+                    };
+                    self.log(format_args!(
+                        "domain {name}: PSI trigger {used:?} on {}{note}",
+                        file.display()
+                    ));
+                    Some(fd)
+                }
+                Err(why) => {
+                    self.log(format_args!(
+                        "domain {name}: no PSI trigger on {} ({why}); observing on the tick only",
+                        file.display()
+                    ));
+                    None
+                }
+            },
+            (Some(_), None) => {
+                self.log(format_args!(
+                    "domain {name}: no PSI file to trigger on; observing on the tick only"
+                ));
+                None
+            }
+            (None, _) => None,
+        };
+        self.log(format_args!("domain {name}: {}", summary(&current)));
+        let detail = source.describe();
+        if !detail.is_empty() {
+            self.log(format_args!("domain {name}: {detail}"));
+        }
+        let id = self.next_domain;
+        self.next_domain += 1;
+        self.domains.push(Domain {
+            id,
+            name,
+            source,
+            page,
+            current,
+            requested,
+            trigger,
+        });
     }
 
     pub fn stopper(&self) -> Stopper {
         Stopper(self.stop.clone())
     }
 
-    /// The record last published.
+    /// The record last published for the machine.
     pub fn current(&self) -> SeverityRecord {
-        self.current
+        self.domains[0].current
+    }
+
+    /// The record last published for the domain `name`.
+    pub fn current_of(&self, name: &str) -> Option<SeverityRecord> {
+        self.domains
+            .iter()
+            .find(|d| d.name == name)
+            .map(|d| d.current)
     }
 
     /// How many clients are connected (said hello or not).
@@ -236,12 +388,18 @@ impl Daemon {
             } else {
                 PollFlags::IN
             };
-            let (stop, accept, ready) = {
-                let mut fds = Vec::with_capacity(2 + self.clients.len());
+            let (stop, accept, ready, stalled) = {
+                let mut fds = Vec::with_capacity(2 + self.clients.len() + self.domains.len());
                 fds.push(PollFd::new(&*self.stop, PollFlags::IN));
                 fds.push(PollFd::new(&self.listener, listen));
                 for c in &self.clients {
                     fds.push(PollFd::new(&c.stream, PollFlags::IN));
+                }
+                let first_trigger = fds.len();
+                for d in &self.domains {
+                    if let Some(t) = &d.trigger {
+                        fds.push(PollFd::new(t, PollFlags::PRI));
+                    }
                 }
                 let ts = rustix::time::Timespec {
                     tv_sec: timeout.as_secs() as i64,
@@ -251,11 +409,14 @@ impl Daemon {
                     Ok(_) | Err(rustix::io::Errno::INTR) => {}
                     Err(e) => return Err(sys("poll")(e)),
                 }
-                let ready: Vec<PollFlags> = fds[2..].iter().map(|f| f.revents()).collect();
+                let ready: Vec<PollFlags> =
+                    fds[2..first_trigger].iter().map(|f| f.revents()).collect();
+                let stalled = fds[first_trigger..].iter().any(|f| !f.revents().is_empty());
                 (
                     !fds[0].revents().is_empty(),
                     !fds[1].revents().is_empty(),
                     ready,
+                    stalled,
                 )
             };
             if stop {
@@ -266,17 +427,29 @@ impl Daemon {
             let mut drop_ids = Vec::new();
             for (i, ev) in ready.iter().enumerate() {
                 if !ev.is_empty() {
-                    if let Err(why) = self.serve(i) {
-                        drop_ids.push((self.clients[i].id, why));
+                    match self.serve(i) {
+                        Ok(Served::Keep) => {}
+                        Ok(Served::Done(what)) => {
+                            let c = &self.clients[i];
+                            drain(&c.stream);
+                            self.log(format_args!("client {} {what}", c.id));
+                            drop_ids.push((c.id, String::new()));
+                        }
+                        Err(why) => drop_ids.push((self.clients[i].id, why)),
                     }
                 }
             }
             self.drop_clients(drop_ids);
+            // Requests may have added a domain; they are observed from the next tick on.
             if accept && self.accept_paused_until.is_none() {
                 self.accept();
             }
             self.expire_handshakes();
-            if Instant::now() >= self.next_tick {
+            if stalled {
+                // A PSI trigger fired: observe every domain now, not at the next tick (the
+                // tick stays where it was).
+                self.observe_all();
+            } else if Instant::now() >= self.next_tick {
                 self.tick();
             }
             self.notify();
@@ -308,44 +481,86 @@ impl Daemon {
     }
 
     fn tick(&mut self) {
-        let now = monotonic_ns();
         self.next_tick += self.config.interval;
         if self.next_tick < Instant::now() {
             // Behind (the machine was suspended, or the loop starved): no burst of catch-up
             // ticks.
             self.next_tick = Instant::now() + self.config.interval;
         }
-        match self.source.observe(now) {
-            Ok(obs) => {
-                let r = record(&self.config.severity, obs);
-                let (before, after) = (self.current.tier, r.tier);
-                self.current = r;
-                self.page.publish(&r);
-                if before != after {
-                    self.log(format_args!(
-                        "tier {} -> {}: {}",
-                        tier_name(before),
-                        tier_name(after),
-                        summary(&r)
-                    ));
+        self.observe_all();
+    }
+
+    /// Observes every domain and publishes its record. A requested domain whose group is
+    /// gone is forgotten, with its subscribers; any other failure keeps the last record.
+    fn observe_all(&mut self) {
+        let summarize = self.last_summary.elapsed() >= Duration::from_secs(60);
+        if summarize {
+            self.last_summary = Instant::now();
+        }
+        let mut gone = Vec::new();
+        for i in 0..self.domains.len() {
+            let now = monotonic_ns();
+            let d = &mut self.domains[i];
+            match d.source.observe(now) {
+                Ok(obs) => {
+                    let r = record(&self.config, obs, d.source.pressure());
+                    let before = d.current.tier;
+                    d.current = r;
+                    d.page.publish(&r);
+                    let name = d.name.clone();
+                    let detail = summarize.then(|| d.source.describe());
+                    if before != r.tier {
+                        self.log(format_args!(
+                            "domain {name}: tier {} -> {}: {}",
+                            tier_name(before),
+                            tier_name(r.tier),
+                            summary(&r)
+                        ));
+                    }
+                    if let Some(detail) = detail {
+                        self.log(format_args!("domain {name}: {}; {detail}", summary(&r)));
+                    }
                 }
-                if self.last_summary.elapsed() >= Duration::from_secs(60) {
-                    self.last_summary = Instant::now();
-                    self.log(format_args!("{}; {}", summary(&r), self.source.describe()));
+                Err(e) => {
+                    let name = d.name.clone();
+                    if d.requested && !Path::new(&name).exists() {
+                        gone.push(d.id);
+                        self.log(format_args!("domain {name}: the group is gone; forgotten"));
+                    } else {
+                        self.log(format_args!(
+                            "domain {name}: observation failed, the last record stays: {e}"
+                        ));
+                    }
                 }
             }
-            Err(e) => self.log(format_args!(
-                "observation failed, the last record stays: {e}"
-            )),
+        }
+        if !gone.is_empty() {
+            self.domains.retain(|d| !gone.contains(&d.id));
+            let orphans: Vec<(u64, String)> = self
+                .clients
+                .iter()
+                .filter(
+                    |c| matches!(&c.state, State::Ready { domain, .. } if gone.contains(domain)),
+                )
+                .map(|c| (c.id, "its domain is gone".to_string()))
+                .collect();
+            self.drop_clients(orphans);
         }
     }
 
     fn notify(&mut self) {
         let now = monotonic_ns();
-        let s = self.current.severity_s;
         for c in &mut self.clients {
-            if let State::Ready { eventfd, notifier } = &mut c.state {
-                if notifier.observe(s, now).is_some() {
+            if let State::Ready {
+                eventfd,
+                notifier,
+                domain,
+            } = &mut c.state
+            {
+                let Some(d) = self.domains.iter().find(|d| d.id == *domain) else {
+                    continue;
+                };
+                if notifier.observe(d.current.severity_s, now).is_some() {
                     // Non-blocking: a counter at its maximum (a client that never reads) is
                     // left as it is.
                     let _ = rustix::io::write(&*eventfd, &1u64.to_ne_bytes());
@@ -394,16 +609,14 @@ impl Daemon {
     }
 
     /// Reads what client `i` sent. An error is the reason to drop it.
-    fn serve(&mut self, i: usize) -> Result<(), String> {
-        let s_max = self.config.severity.s_max;
-        let page_fd = self.page.fd();
+    fn serve(&mut self, i: usize) -> Result<Served, String> {
         let c = &mut self.clients[i];
         let mut chunk = [0u8; 256];
         loop {
             let n = match (&c.stream).read(&mut chunk) {
                 Ok(0) => return Err("closed the connection".into()),
                 Ok(n) => n,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(Served::Keep),
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e.to_string()),
             };
@@ -426,30 +639,121 @@ impl Daemon {
                         }
                         continue;
                     };
-                    let line = &buf[..=end];
-                    if line != HELLO.as_bytes() || buf.len() > end + 1 {
-                        let why = format!(
-                            "expected the hello {HELLO:?}, got {:?}",
-                            String::from_utf8_lossy(&buf[..buf.len().min(HELLO_MAX)])
-                        );
-                        say(&c.stream, &format!("error: {why}\n"));
-                        return Err(why);
-                    }
-                    let eventfd =
-                        rustix::event::eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)
-                            .map_err(|e| format!("cannot make its eventfd: {e}"))?;
-                    send_fds(&c.stream, page_fd, &eventfd)
-                        .map_err(|e| format!("cannot send it the page: {e}"))?;
-                    c.state = State::Ready {
-                        eventfd,
-                        notifier: Notifier::new(s_max),
+                    let request = match parse_request(buf, end) {
+                        Ok(r) => r,
+                        Err(why) => {
+                            say(&c.stream, &format!("error: {why}\n"));
+                            return Err(why);
+                        }
                     };
-                    let id = c.id;
-                    self.log(format_args!("client {id} subscribed"));
-                    return Ok(());
+                    return self.answer(i, request);
                 }
             }
         }
+    }
+
+    /// Answers a parsed request of client `i`.
+    fn answer(&mut self, i: usize, request: Request) -> Result<Served, String> {
+        let refuse = |c: &Conn, why: String| {
+            say(&c.stream, &format!("error: {why}\n"));
+            Err(why)
+        };
+        match request {
+            Request::Subscribe(name) => {
+                let name = name.unwrap_or_else(|| MACHINE.to_string());
+                let found = self.domains.iter().find(|d| d.name == name).or_else(|| {
+                    // A path may be named another way (a trailing slash, a symlink).
+                    let canonical = std::fs::canonicalize(&name).ok()?;
+                    self.domains
+                        .iter()
+                        .find(|d| Path::new(&d.name) == canonical)
+                });
+                let Some(d) = found else {
+                    let why = format!(
+                        "no domain {name:?} (governed: {})",
+                        self.domains
+                            .iter()
+                            .map(|d| d.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                    return refuse(&self.clients[i], why);
+                };
+                let (domain, dname) = (d.id, d.name.clone());
+                let eventfd =
+                    rustix::event::eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)
+                        .map_err(|e| format!("cannot make its eventfd: {e}"))?;
+                send_fds(&self.clients[i].stream, d.page.fd(), &eventfd)
+                    .map_err(|e| format!("cannot send it the page: {e}"))?;
+                let c = &mut self.clients[i];
+                c.state = State::Ready {
+                    eventfd,
+                    notifier: Notifier::new(self.config.severity.s_max),
+                    domain,
+                };
+                let id = c.id;
+                self.log(format_args!("client {id} subscribed to {dname}"));
+                Ok(Served::Keep)
+            }
+            Request::List => {
+                let mut reply = format!("ok {}\n", self.domains.len());
+                for d in &self.domains {
+                    reply.push_str(&d.name);
+                    reply.push('\n');
+                }
+                say(&self.clients[i].stream, &reply);
+                Ok(Served::Done("listed the domains".into()))
+            }
+            Request::Govern(path) => match self.govern(&path) {
+                Ok(name) => {
+                    say(&self.clients[i].stream, &format!("ok {name}\n"));
+                    Ok(Served::Done(format!("asked to govern {name}")))
+                }
+                Err(why) => refuse(&self.clients[i], why),
+            },
+        }
+    }
+
+    /// A `govern` request: `path` must be a cgroup under the governor's parent (after
+    /// resolving `..` and symlinks), not governed yet, and within the number of requested
+    /// domains.
+    fn govern(&mut self, path: &str) -> Result<String, String> {
+        let Some((parent, _)) = &self.governor else {
+            return Err("this daemon governs no groups on request".into());
+        };
+        let parent = parent.clone();
+        let canonical =
+            std::fs::canonicalize(path).map_err(|e| format!("cannot govern {path}: {e}"))?;
+        let parent_c = std::fs::canonicalize(&parent).unwrap_or(parent);
+        if canonical == parent_c || !canonical.starts_with(&parent_c) {
+            return Err(format!(
+                "cannot govern {path}: it is not a group under {} (the only groups this \
+                 daemon governs on request)",
+                parent_c.display()
+            ));
+        }
+        let name = canonical.display().to_string();
+        if self.domains.iter().any(|d| d.name == name) {
+            return Ok(name);
+        }
+        let requested = self.domains.iter().filter(|d| d.requested).count();
+        if requested >= self.config.max_requested_domains {
+            return Err(format!(
+                "cannot govern {path}: already {requested} groups on request (the limit)"
+            ));
+        }
+        let Some((_, make)) = &mut self.governor else {
+            return Err("this daemon governs no groups on request".into());
+        };
+        let mut source = make(&canonical).map_err(|e| format!("cannot govern {path}: {e}"))?;
+        let page = PageWriter::new().map_err(|e| format!("cannot make its page: {e}"))?;
+        let obs = source
+            .observe(monotonic_ns())
+            .map_err(|e| format!("cannot govern {path}: {e}"))?;
+        let current = record(&self.config, obs, source.pressure());
+        page.publish(&current);
+        self.insert(name.clone(), source, page, current, true);
+        Ok(name)
     }
 
     fn expire_handshakes(&mut self) {
@@ -473,7 +777,9 @@ impl Daemon {
                 drain(&c.stream);
             }
             self.clients.retain(|c| c.id != id);
-            self.log(format_args!("client {id} dropped: {why}"));
+            if !why.is_empty() {
+                self.log(format_args!("client {id} dropped: {why}"));
+            }
         }
     }
 }
@@ -491,12 +797,134 @@ impl Drop for Daemon {
 
 /// The record of an observation, for a subscriber of nice 0. A candidate age beyond S_max
 /// (infinite when the kernel reclaimed nothing lately) is published as S_max: Eq. 4.1 clamps
-/// it there anyway, and JSON has no infinity.
-fn record(config: &SeverityConfig, mut obs: antsched_mem::record::Observation) -> SeverityRecord {
-    if obs.candidate_age_s.is_nan() || obs.candidate_age_s > config.s_max {
-        obs.candidate_age_s = config.s_max;
+/// it there anyway, and JSON has no infinity. PSI `full` avg10 at or above
+/// [`Config::thrashing_full_avg10`] puts the domain in the thrashing tier whatever S says:
+/// tasks are losing that share of their time to memory stalls, which is what the thesis's
+/// tier 4 ("S is a few seconds", drastic measures) exists for, and on a machine without swap
+/// the turnover estimate of file pages alone can miss it.
+fn record(
+    config: &Config,
+    mut obs: antsched_mem::record::Observation,
+    psi: Option<Pressure>,
+) -> SeverityRecord {
+    let severity = &config.severity;
+    if obs.candidate_age_s.is_nan() || obs.candidate_age_s > severity.s_max {
+        obs.candidate_age_s = severity.s_max;
     }
-    SeverityRecord::new(config, &obs, MemNice::default())
+    let mut r = SeverityRecord::new(severity, &obs, MemNice::default());
+    if psi
+        .and_then(|p| p.full)
+        .is_some_and(|f| f.avg10 >= config.thrashing_full_avg10)
+    {
+        r.tier = Tier::Thrashing;
+    }
+    r
+}
+
+/// What a client asks in its first line.
+#[derive(Debug, PartialEq)]
+enum Request {
+    /// `antsched-memd 1` (the machine) or `antsched-memd 1 domain NAME`.
+    Subscribe(Option<String>),
+    /// `antsched-memd 1 list`: the names of the domains, one a line after `ok N`.
+    List,
+    /// `antsched-memd 1 govern PATH`: observe the cgroup at PATH as a domain.
+    Govern(String),
+}
+
+/// The first line of `buf` (ending at `end`, its newline), which must be all there is.
+fn parse_request(buf: &[u8], end: usize) -> Result<Request, String> {
+    let bad_hello = || {
+        format!(
+            "expected the hello {HELLO:?}, got {:?}",
+            String::from_utf8_lossy(&buf[..buf.len().min(HELLO_MAX)])
+        )
+    };
+    if buf.len() > end + 1 {
+        return Err(bad_hello());
+    }
+    let line = std::str::from_utf8(&buf[..end]).map_err(|_| bad_hello())?;
+    let prefix = HELLO.trim_end();
+    let Some(rest) = line.strip_prefix(prefix) else {
+        return Err(bad_hello());
+    };
+    if rest.is_empty() {
+        return Ok(Request::Subscribe(None));
+    }
+    let rest = rest.strip_prefix(' ').ok_or_else(bad_hello)?;
+    let (verb, arg) = rest.split_once(' ').unwrap_or((rest, ""));
+    let need_arg = |what: &str| {
+        if arg.trim().is_empty() {
+            Err(format!("{verb:?} needs {what}"))
+        } else {
+            Ok(arg.to_string())
+        }
+    };
+    match verb {
+        "domain" => Ok(Request::Subscribe(Some(need_arg("a domain name")?))),
+        "list" if arg.is_empty() => Ok(Request::List),
+        "govern" => Ok(Request::Govern(need_arg("a cgroup path")?)),
+        _ => Err(format!(
+            "unknown request {rest:?} (expected \"{prefix}\", \"{prefix} domain NAME\", \
+             \"{prefix} list\" or \"{prefix} govern PATH\")"
+        )),
+    }
+}
+
+/// Registers a PSI trigger: the spec written to `file` opened read-write. The kernel then
+/// reports POLLPRI on the descriptor when the stall in a window exceeds the threshold.
+/// Fails (unprivileged windows not a multiple of 2 s, a kernel without PSI, a cgroup2 group
+/// gone) with the kernel's reason.
+///
+/// Windows that are not a multiple of 2 s are refused (EINVAL) to a process without
+/// CAP_SYS_RESOURCE, which root in a container may lack (this project's machines): then the
+/// window is rounded up to the next multiple of 2 s, the stall threshold scaled with it, and
+/// the log says which trigger was registered.
+fn psi_trigger(file: &Path, spec: &str) -> Result<(OwnedFd, String), String> {
+    match psi_trigger_once(file, spec) {
+        Err((why, true)) => {
+            let mut words = spec.split_whitespace();
+            let (Some(kind), Some(Ok(stall)), Some(Ok(window)), None) = (
+                words.next(),
+                words.next().map(str::parse::<u64>),
+                words.next().map(str::parse::<u64>),
+                words.next(),
+            ) else {
+                return Err(why);
+            };
+            let rounded = window.div_ceil(2_000_000).max(1) * 2_000_000;
+            if rounded == window {
+                return Err(why);
+            }
+            let scaled = format!("{kind} {} {rounded}", stall * rounded / window);
+            psi_trigger_once(file, &scaled)
+                .map(|fd| (fd, scaled.clone()))
+                .map_err(|(again, _)| format!("{why}; and {again}"))
+        }
+        Err((why, false)) => Err(why),
+        Ok(fd) => Ok((fd, spec.to_string())),
+    }
+}
+
+/// One attempt; the flag says the kernel found the spec invalid (EINVAL).
+fn psi_trigger_once(file: &Path, spec: &str) -> Result<OwnedFd, (String, bool)> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = rustix::fs::open(
+        file,
+        OFlags::RDWR | OFlags::CLOEXEC | OFlags::NONBLOCK,
+        Mode::empty(),
+    )
+    .map_err(|e| (format!("cannot open it read-write: {e}"), false))?;
+    // The kernel replaces the last byte written with a NUL: write one.
+    let mut text = spec.as_bytes().to_vec();
+    text.push(0);
+    rustix::io::write(&fd, &text).map_err(|e| {
+        (
+            format!("the kernel refused {spec:?}: {e}"),
+            e == rustix::io::Errno::INVAL,
+        )
+    })?;
+    Ok(fd)
 }
 
 fn tier_name(t: Tier) -> &'static str {
@@ -612,4 +1040,117 @@ fn listen(path: &Path) -> Result<UnixListener, Error> {
     listener.set_nonblocking(true).map_err(bind_err)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666)).map_err(bind_err)?;
     Ok(listener)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_parse_and_bad_ones_say_what_is_valid() {
+        let p = |line: &str| parse_request(line.as_bytes(), line.len() - 1);
+        assert_eq!(p("antsched-memd 1\n"), Ok(Request::Subscribe(None)));
+        assert_eq!(
+            p("antsched-memd 1 domain /sys/fs/cgroup/memory/a b\n"),
+            Ok(Request::Subscribe(Some("/sys/fs/cgroup/memory/a b".into())))
+        );
+        assert_eq!(p("antsched-memd 1 list\n"), Ok(Request::List));
+        assert_eq!(
+            p("antsched-memd 1 govern /x\n"),
+            Ok(Request::Govern("/x".into()))
+        );
+        assert!(p("antsched-memd 1 domain \n")
+            .unwrap_err()
+            .contains("needs a domain"));
+        assert!(p("antsched-memd 1 govern\n")
+            .unwrap_err()
+            .contains("needs a cgroup path"));
+        let e = p("antsched-memd 1 reboot\n").unwrap_err();
+        assert!(
+            e.contains("unknown request \"reboot\"") && e.contains("govern PATH"),
+            "{e}"
+        );
+        assert!(p("antsched-memd 2\n")
+            .unwrap_err()
+            .starts_with("expected the hello"));
+        assert!(p("antsched-memd 1list\n")
+            .unwrap_err()
+            .starts_with("expected the hello"));
+        // Two lines at once: the second is not read as a request.
+        let two = b"antsched-memd 1\nantsched-memd 1\n";
+        assert!(parse_request(two, 15)
+            .unwrap_err()
+            .starts_with("expected the hello"));
+    }
+
+    /// PSI `full` avg10 at or above the threshold is the thrashing tier, whatever S says;
+    /// below it (or without PSI) the tier is S's.
+    #[test]
+    fn psi_full_avg10_above_the_threshold_is_thrashing() {
+        use antsched_mem::kernel::PsiLine;
+        let config = Config::new("/unused");
+        let obs = antsched_mem::record::Observation {
+            free_bytes: 10 << 30,
+            total_bytes: 20 << 30,
+            candidate_age_s: f64::INFINITY,
+            paging: antsched_mem::cost::PagingCost {
+                disk_service_s: 0.001,
+                disk_queue: 1.0,
+            },
+            estimator: Estimator::Turnover,
+            time: 1,
+        };
+        let psi = |full: f64| {
+            Some(Pressure {
+                some: PsiLine {
+                    avg10: full,
+                    ..Default::default()
+                },
+                full: Some(PsiLine {
+                    avg10: full,
+                    ..Default::default()
+                }),
+            })
+        };
+        assert_eq!(record(&config, obs, None).tier, Tier::Plenty);
+        assert_eq!(record(&config, obs, psi(9.99)).tier, Tier::Plenty);
+        let r = record(&config, obs, psi(10.0));
+        assert_eq!(
+            (r.tier, r.severity_s, r.candidate_age_s),
+            (Tier::Thrashing, 3600.0, 3600.0)
+        );
+    }
+
+    /// On this machine root may lack CAP_SYS_RESOURCE: the 1 s window is refused and the
+    /// 2 s one taken. Either way a trigger is registered where the kernel has PSI.
+    #[test]
+    fn a_psi_trigger_registers_or_says_why() {
+        let file = Path::new("/proc/pressure/memory");
+        if !file.exists() {
+            eprintln!("skipping: no {}", file.display());
+            return;
+        }
+        match psi_trigger(file, DEFAULT_PSI_TRIGGER) {
+            Ok((fd, used)) => {
+                assert!(
+                    used == DEFAULT_PSI_TRIGGER || used == "some 300000 2000000",
+                    "{used}"
+                );
+                // Armed, with no stall reported yet on an idle machine's first poll or one.
+                let mut fds = [PollFd::new(&fd, PollFlags::PRI)];
+                rustix::event::poll(&mut fds, Some(&rustix::time::Timespec::default())).unwrap();
+            }
+            Err(why) => {
+                assert!(
+                    why.contains("refused") || why.contains("cannot open"),
+                    "{why}"
+                );
+                eprintln!("no trigger here: {why}");
+            }
+        }
+        let e = psi_trigger(file, "bogus 1 2").unwrap_err();
+        assert!(e.contains("the kernel refused \"bogus 1 2\""), "{e}");
+        let e = psi_trigger(Path::new("/nonexistent/pressure"), DEFAULT_PSI_TRIGGER).unwrap_err();
+        assert!(e.starts_with("cannot open it read-write"), "{e}");
+    }
 }

@@ -50,20 +50,36 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## Domains
+//!
+//! The machine is one domain; every cgroup v1 memory group the daemon governs is another
+//! ([`CgroupSource`]: free is its limit minus its usage, tau 10% of its limit, the candidate
+//! age the turnover estimate of its own LRU), with its own page and subscribers. A client's
+//! hello names its domain (`antsched-memd 1 domain NAME`; the machine by default);
+//! `antsched-memd 1 list` names them all; `antsched-memd 1 govern PATH` adds a group under
+//! the parent the daemon allows ([`RUN_PARENT`], where `antsched mem run` makes its groups
+//! with [`RunGroup`]). Where a domain has a PSI file the daemon registers a trigger on it and
+//! wakes on a stall; PSI `full` avg10 of 10% or more is the thrashing tier.
+//!
 //! ## What is not here yet
 //!
-//! Only the machine domain: no memory cgroup domains, no PSI triggers (PSI is read for the
-//! log only), no SIGMEM, no systemd memory-pressure socket, no memory nice or enforcement. The
-//! daemon changes no kernel setting and no cgroup; it only reads `/proc`.
+//! No cgroup v2 memory domains, no SIGMEM, no systemd memory-pressure socket, no memory nice
+//! or enforcement. The daemon writes to no kernel setting and no cgroup: it reads `/proc` and
+//! the groups it governs; only [`RunGroup`] (used by `antsched mem run`) makes, fills and
+//! removes groups, and only its own.
 
+pub mod cgroup;
 pub mod client;
 pub mod daemon;
 pub mod page;
 pub mod source;
 
-pub use client::{connect, Client, ClientError};
-pub use daemon::{Config, Daemon, Error, Stopper};
-pub use source::{DiskChoice, ObservationSource, ProcSource, SourceError};
+pub use cgroup::{parse_size, pressure_twin, CgroupError, RunGroup, RUN_PARENT, UNIFIED_ROOT};
+pub use client::{connect, connect_domain, govern, list_domains, Client, ClientError};
+pub use daemon::{Config, Daemon, Error, Governor, Stopper, DEFAULT_PSI_TRIGGER, MACHINE};
+pub use source::{
+    CgroupSource, DiskChoice, ObservationSource, ProcSource, SourceError, MEMCG_V1_ROOT,
+};
 
 /// Where the daemon listens unless told otherwise.
 pub const DEFAULT_SOCKET: &str = "/run/antsched/memd.sock";

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use antsched_core::Nanos;
 use antsched_mem::estimate::{
-    DiskBasis, DiskCost, DiskEstimate, LruSnapshot, RefaultCheck, Turnover, TurnoverConfig,
-    TurnoverEstimate,
+    DiskBasis, DiskCost, DiskEstimate, LruSnapshot, MemcgV1Lru, RefaultCheck, Turnover,
+    TurnoverConfig, TurnoverEstimate,
 };
 use antsched_mem::kernel::{self, DiskStats, ParseError, Pressure};
 use antsched_mem::record::Observation;
@@ -41,6 +41,18 @@ pub trait ObservationSource: Send {
     /// the disk). Empty by default.
     fn describe(&self) -> String {
         String::new()
+    }
+
+    /// The domain's PSI file (`/proc/pressure/memory`, a cgroup2 group's `memory.pressure`),
+    /// where the daemon registers a trigger that wakes it on a stall. None by default.
+    fn pressure_file(&self) -> Option<PathBuf> {
+        None
+    }
+
+    /// The domain's PSI as read at the last observation, for the thrashing tier. None by
+    /// default (no PSI: the tier comes from S alone).
+    fn pressure(&self) -> Option<Pressure> {
+        None
     }
 }
 
@@ -185,41 +197,198 @@ impl ObservationSource for ProcSource {
         let Some((t, d, psi)) = &self.last else {
             return String::new();
         };
-        let check = match t.check {
-            RefaultCheck::Consistent { ratio }
-            | RefaultCheck::TooOld { ratio }
-            | RefaultCheck::TooYoung { ratio } => {
-                format!(
-                    "{} ({:.3} refaults per reclaimed page)",
-                    t.check.name(),
-                    ratio
-                )
-            }
-            RefaultCheck::OutsideReclaim { refaults } => {
-                format!("outside_reclaim ({refaults} refaults without reclaim)")
-            }
-            RefaultCheck::Insufficient => "insufficient".into(),
-        };
-        let basis = match d.basis {
-            DiskBasis::Window => "window",
-            DiskBasis::SinceBoot => "since boot",
-            DiskBasis::None => "no I/O yet",
-        };
-        let psi = psi.map_or("no PSI".to_string(), |p| {
+        describe(t, d, *psi, &self.disk)
+    }
+
+    fn pressure_file(&self) -> Option<PathBuf> {
+        let p = self.proc_dir.join("pressure/memory");
+        p.exists().then_some(p)
+    }
+
+    fn pressure(&self) -> Option<Pressure> {
+        self.last.as_ref().and_then(|l| l.2)
+    }
+}
+
+/// The log line of a turnover estimate, a disk estimate and PSI.
+fn describe(t: &TurnoverEstimate, d: &DiskEstimate, psi: Option<Pressure>, disk: &str) -> String {
+    let check = match t.check {
+        RefaultCheck::Consistent { ratio }
+        | RefaultCheck::TooOld { ratio }
+        | RefaultCheck::TooYoung { ratio } => {
             format!(
-                "PSI some {:.2}% full {:.2}%",
-                p.some.avg10,
-                p.full.map_or(0.0, |f| f.avg10)
+                "{} ({:.3} refaults per reclaimed page)",
+                t.check.name(),
+                ratio
             )
-        });
+        }
+        RefaultCheck::OutsideReclaim { refaults } => {
+            format!("outside_reclaim ({refaults} refaults without reclaim)")
+        }
+        RefaultCheck::Insufficient => "insufficient".into(),
+    };
+    let basis = match d.basis {
+        DiskBasis::Window => "window",
+        DiskBasis::SinceBoot => "since boot",
+        DiskBasis::None => "no I/O yet",
+    };
+    let psi = psi.map_or("no PSI".to_string(), |p| {
         format!(
-            "turnover: LRU {} pages, reclaim {:.1} pages/s, refault check {check}; \
-             disk {}: {:.3} ms per I/O ({basis}), queue {:.2}; {psi}",
-            t.lru_pages,
-            t.reclaim_rate,
-            self.disk,
-            d.paging.disk_service_s * 1e3,
-            d.paging.disk_queue,
+            "PSI some {:.2}% full {:.2}%",
+            p.some.avg10,
+            p.full.map_or(0.0, |f| f.avg10)
         )
+    });
+    format!(
+        "turnover: LRU {} pages, reclaim {:.1} pages/s, refault check {check}; \
+             disk {}: {:.3} ms per I/O ({basis}), queue {:.2}; {psi}",
+        t.lru_pages,
+        t.reclaim_rate,
+        disk,
+        d.paging.disk_service_s * 1e3,
+        d.paging.disk_queue,
+    )
+}
+
+/// Where cgroup v1's memory controller is mounted on systems that mount it in the usual place.
+pub const MEMCG_V1_ROOT: &str = "/sys/fs/cgroup/memory";
+
+/// One cgroup v1 memory group, governed read-only: free is `memory.limit_in_bytes` minus
+/// `memory.usage_in_bytes` (page cache charged to the group counts as used, as the limit
+/// sees it), tau 10% of the limit (`SeverityConfig::tau_fraction`), and the candidate age the
+/// turnover estimate of the group's own LRU and reclaim ([`MemcgV1Lru`]: `pgpgout` in the
+/// intervals in which `memory.failcnt` rose). A group without a limit (the kernel prints
+/// one near `i64::MAX`) is bounded by the machine's `MemTotal`. The paging cost comes from
+/// the same `/proc/diskstats` device as the machine's. Nothing in the group is written.
+pub struct CgroupSource {
+    dir: PathBuf,
+    proc_dir: PathBuf,
+    disk: String,
+    pressure_file: Option<PathBuf>,
+    lru: MemcgV1Lru,
+    turnover: Turnover,
+    disk_cost: DiskCost,
+    last: Option<(TurnoverEstimate, DiskEstimate, Option<Pressure>)>,
+}
+
+impl CgroupSource {
+    /// The group at `dir` (a directory of the v1 memory hierarchy), with `/proc` at
+    /// `proc_dir` for `MemTotal`, swap and the disk named `disk` in `/proc/diskstats`.
+    /// `pressure_file` is the group's cgroup2 `memory.pressure`, where it has one. Fails,
+    /// naming the path, if `dir` is not a v1 memory cgroup or a file does not parse.
+    pub fn new(
+        dir: impl Into<PathBuf>,
+        proc_dir: impl Into<PathBuf>,
+        disk: &str,
+        pressure_file: Option<PathBuf>,
+    ) -> Result<Self, SourceError> {
+        let dir = dir.into();
+        let dir = dir.canonicalize().map_err(|source| SourceError::Read {
+            path: dir.clone(),
+            source,
+        })?;
+        for f in [
+            "memory.limit_in_bytes",
+            "memory.usage_in_bytes",
+            "memory.stat",
+            "memory.failcnt",
+        ] {
+            if !dir.join(f).is_file() {
+                return Err(SourceError::Other(format!(
+                    "{} is not a cgroup v1 memory group: it has no {f}",
+                    dir.display()
+                )));
+            }
+        }
+        let mut s = Self {
+            dir,
+            proc_dir: proc_dir.into(),
+            disk: disk.to_string(),
+            pressure_file,
+            lru: MemcgV1Lru::new(),
+            turnover: Turnover::new(TurnoverConfig::default()),
+            disk_cost: DiskCost::new(),
+            last: None,
+        };
+        s.observe(0)?;
+        s.lru = MemcgV1Lru::new();
+        s.turnover = Turnover::new(TurnoverConfig::default());
+        s.disk_cost = DiskCost::new();
+        s.last = None;
+        Ok(s)
+    }
+
+    /// The group's directory, canonical: the domain's name.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn number(&self, file: &str) -> Result<u64, SourceError> {
+        let path = self.dir.join(file);
+        let text = read(&path)?;
+        text.trim().parse().map_err(|_| {
+            SourceError::Other(format!(
+                "{}: expected a whole number, got {:?}",
+                path.display(),
+                text.trim()
+            ))
+        })
+    }
+}
+
+impl ObservationSource for CgroupSource {
+    fn observe(&mut self, now: Nanos) -> Result<Observation, SourceError> {
+        let meminfo = kernel::parse_meminfo(&read(&self.proc_dir.join("meminfo"))?)?;
+        let limit = self.number("memory.limit_in_bytes")?;
+        let usage = self.number("memory.usage_in_bytes")?;
+        let failcnt = self.number("memory.failcnt")?;
+        let stat = kernel::parse_memcg_v1_stat(&read(&self.dir.join("memory.stat"))?)?;
+        let psi = match &self.pressure_file {
+            Some(p) => Some(kernel::parse_pressure(&read(p)?)?),
+            None => None,
+        };
+        let total = limit.min(meminfo.total_bytes()?);
+        let free = total.saturating_sub(usage);
+        let swap = meminfo.swap_total_bytes() > 0;
+        let lru = self.lru.observe(&stat, failcnt, swap)?;
+        let turnover = self.turnover.observe(now, lru);
+        let disks = kernel::parse_diskstats(&read(&self.proc_dir.join("diskstats"))?)?;
+        let disk =
+            disks
+                .iter()
+                .find(|d| d.name == self.disk)
+                .ok_or_else(|| SourceError::NoDisk {
+                    name: self.disk.clone(),
+                    available: disks
+                        .iter()
+                        .map(|d| d.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                })?;
+        let disk = self.disk_cost.observe(now, disk);
+        self.last = Some((turnover, disk, psi));
+        Ok(Observation {
+            free_bytes: free,
+            total_bytes: total,
+            candidate_age_s: turnover.candidate_age_s,
+            paging: disk.paging,
+            estimator: turnover.estimator,
+            time: now,
+        })
+    }
+
+    fn describe(&self) -> String {
+        let Some((t, d, psi)) = &self.last else {
+            return String::new();
+        };
+        describe(t, d, *psi, &self.disk)
+    }
+
+    fn pressure_file(&self) -> Option<PathBuf> {
+        self.pressure_file.clone()
+    }
+
+    fn pressure(&self) -> Option<Pressure> {
+        self.last.as_ref().and_then(|l| l.2)
     }
 }

@@ -50,11 +50,18 @@ impl Fake {
     fn set(&self, free: u64, total: u64, age: f64) {
         *self.0.lock().unwrap() = (free, total, age);
     }
+    /// From now on every observation fails (as a group's does once it is removed).
+    fn fail(&self) {
+        self.set(0, 0, 0.0);
+    }
 }
 
 impl ObservationSource for Fake {
     fn observe(&mut self, now: Nanos) -> Result<Observation, SourceError> {
         let (free, total, age) = *self.0.lock().unwrap();
+        if total == 0 {
+            return Err(SourceError::Other("the domain is gone".into()));
+        }
         Ok(Observation {
             free_bytes: free,
             total_bytes: total,
@@ -420,4 +427,80 @@ fn proc_source_reads_captured_files() {
     std::fs::remove_file(proc.join("vmstat")).unwrap();
     let e = ProcSource::new(&proc, DiskChoice::Root).err().unwrap();
     assert!(e.to_string().starts_with("cannot read"), "{e}");
+}
+
+/// Domains: `govern` adds a directory under the allowed parent (refusing anything else and
+/// malformed requests, the daemon serving on), `list` names it, a hello subscribes to it and
+/// reads its own record, and a requested domain whose directory goes away is forgotten.
+#[test]
+fn domains_are_governed_listed_subscribed_and_forgotten() {
+    let dir = temp_dir("domains");
+    let _cleanup = Cleanup(dir.clone());
+    let parent = dir.join("parent");
+    std::fs::create_dir_all(parent.join("g1")).unwrap();
+    let outside = dir.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let machine = Fake::new(10 << 30, 10 << 30, 3600.0);
+    let group = Fake::new(0, 256 << 20, 40.0);
+    let mut daemon = Daemon::bind(config(&dir), Box::new(machine)).unwrap();
+    let made = group.clone();
+    daemon.allow_govern(
+        &parent,
+        Box::new(move |_: &Path| Ok(Box::new(made.clone()) as _)),
+    );
+    let socket = dir.join("memd.sock");
+    let stopper = daemon.stopper();
+    let thread = std::thread::spawn(move || daemon.run());
+    let _running = Running {
+        socket: socket.clone(),
+        stopper,
+        thread: Some(thread),
+    };
+
+    for (path, why) in [
+        (outside.clone(), "not a group under"),
+        (parent.clone(), "not a group under"),
+        (parent.join("g1/../../outside"), "not a group under"),
+        (parent.join("missing"), "No such file"),
+    ] {
+        let e = antsched_memd::govern(&socket, &path)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(why), "{}: {e}", path.display());
+    }
+    let mut s = UnixStream::connect(&socket).unwrap();
+    s.write_all(b"antsched-memd 1 reboot\n").unwrap();
+    assert!(read_to_close(&s).starts_with("error: unknown request \"reboot\""));
+
+    let name = antsched_memd::govern(&socket, &parent.join("g1")).unwrap();
+    let g1 = parent.join("g1").canonicalize().unwrap();
+    assert_eq!(name, g1.display().to_string());
+    assert_eq!(
+        antsched_memd::list_domains(&socket).unwrap(),
+        ["machine", name.as_str()]
+    );
+    let c = antsched_memd::connect_domain(&socket, &name).unwrap();
+    let r = c.current();
+    assert_eq!(
+        (r.free_bytes, r.severity_s, r.tier),
+        (0, 40.0, Tier::Paging)
+    );
+    assert_eq!(connect(&socket).unwrap().current().tier, Tier::Plenty);
+    let e = antsched_memd::connect_domain(&socket, "nope")
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string()
+            .contains("no domain \"nope\" (governed: machine, "),
+        "{e}"
+    );
+
+    // The directory goes, its source fails: the domain is forgotten and its client dropped.
+    group.fail();
+    std::fs::remove_dir(&g1).unwrap();
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while antsched_memd::list_domains(&socket).unwrap().len() != 1 {
+        assert!(std::time::Instant::now() < deadline, "not forgotten");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

@@ -1,0 +1,458 @@
+//! The must-show test of issue 14 in a real 256 MB cgroup v1 memory group: the daemon governs
+//! the group (asked over its socket, as `antsched mem run` asks it), a hog in the group drives
+//! free memory under tau, and the published severity stays at S_max while free > tau, then
+//! falls below it, following Eq. 4.1 at three points; a subscriber of the group's domain is
+//! woken on a halving.
+//!
+//! Needs root and the v1 memory controller; skips with the reason printed where the machine
+//! cannot make a group, and fails instead with `ANTSCHED_REQUIRE_FUSE=1` (the CI flag).
+//!
+//! The hog is this test binary run again (`hog_helper`, which does nothing unless
+//! `ANTSCHED_MEMD_HOG` is set): it waits on its stdin, so the test moves it into the group
+//! (its PID into `cgroup.procs`) before it reads or allocates anything. The machine has no
+//! swap, so the hog never goes past the limit: it allocates anonymous memory step by step to
+//! leave a few MB free.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use antsched_mem::record::SeverityRecord;
+use antsched_mem::{SeverityConfig, Tier};
+use antsched_memd::{
+    connect_domain, govern, list_domains, CgroupSource, Config, Daemon, DiskChoice, ProcSource,
+    RunGroup, Stopper, RUN_PARENT,
+};
+
+const LIMIT: u64 = 256 << 20;
+const MIB: u64 = 1 << 20;
+
+/// Skips (printing why) unless the CI flag says this machine must run it.
+fn cannot_run(why: &str) {
+    if std::env::var("ANTSCHED_REQUIRE_FUSE").as_deref() == Ok("1") {
+        panic!("ANTSCHED_REQUIRE_FUSE=1 but the cgroup test cannot run: {why}");
+    }
+    eprintln!("skipping: {why}");
+}
+
+/// The hog: this binary again, serving commands on stdin. Killed and reaped on drop, before
+/// the group it is in is removed (declared after the group, so dropped first).
+struct Hog {
+    child: Child,
+    stdin: ChildStdin,
+    /// Its replies, read by a thread so that a hog that does not answer fails the test
+    /// instead of hanging it.
+    replies: std::sync::mpsc::Receiver<String>,
+}
+
+impl Hog {
+    fn spawn() -> Self {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "hog_helper", "--nocapture", "--test-threads=1"])
+            .env("ANTSCHED_MEMD_HOG", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout: ChildStdout = child.stdout.take().unwrap();
+        let (tx, replies) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            // The harness's own lines come too, and its "test hog_helper ... " may share a
+            // line with the reply.
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(at) = line.find("HOG ") {
+                    if tx.send(line[at + 4..].trim().to_string()).is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        Self {
+            child,
+            stdin,
+            replies,
+        }
+    }
+
+    /// Sends one command and waits for its `HOG ok` (lines of the test harness skipped).
+    fn say(&mut self, command: &str) {
+        writeln!(self.stdin, "{command}").unwrap();
+        self.stdin.flush().unwrap();
+        match self.replies.recv_timeout(Duration::from_secs(120)) {
+            Ok(reply) => assert_eq!(reply, "ok", "{command}"),
+            Err(e) => panic!("the hog did not answer {command:?}: {e}"),
+        }
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The hog's side: `cache PATH KEEP` reads the file twice through the page cache (the group
+/// fills to its limit and the kernel reclaims it, which is the turnover the estimate needs)
+/// then drops all but its first KEEP bytes from the cache; `alloc N` allocates and touches N
+/// more bytes of anonymous memory and keeps them.
+#[test]
+fn hog_helper() {
+    if std::env::var_os("ANTSCHED_MEMD_HOG").is_none() {
+        return;
+    }
+    let mut kept: Vec<Vec<u8>> = Vec::new();
+    let stdin = std::io::stdin();
+    for line in stdin.lock().lines() {
+        let line = line.unwrap();
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["cache", path, keep] => {
+                use std::io::Read;
+                let keep: u64 = keep.parse().unwrap();
+                let mut buf = vec![0u8; 1 << 20];
+                for _ in 0..2 {
+                    let mut f = std::fs::File::open(path).unwrap();
+                    while f.read(&mut buf).unwrap() > 0 {}
+                }
+                let f = std::fs::File::open(path).unwrap();
+                let len = f.metadata().unwrap().len();
+                rustix::fs::fadvise(
+                    &f,
+                    keep,
+                    std::num::NonZeroU64::new(len - keep),
+                    rustix::fs::Advice::DontNeed,
+                )
+                .unwrap();
+                // Read the part that stays again, so that it is in the group's cache.
+                let mut f = std::fs::File::open(path).unwrap();
+                let mut left = keep;
+                while left > 0 {
+                    let n = f.read(&mut buf[..left.min(1 << 20) as usize]).unwrap();
+                    if n == 0 {
+                        break;
+                    }
+                    left -= n as u64;
+                }
+            }
+            ["alloc", n] => {
+                let n: usize = n.parse().unwrap();
+                let mut v = vec![0u8; n];
+                for i in (0..n).step_by(4096) {
+                    v[i] = 1;
+                }
+                kept.push(v);
+            }
+            ["exit"] => break,
+            other => panic!("hog: unknown command {other:?}"),
+        }
+        println!("HOG ok");
+        std::io::stdout().flush().unwrap();
+    }
+    std::hint::black_box(&kept);
+}
+
+struct Running {
+    stopper: Stopper,
+    thread: Option<JoinHandle<Result<(), antsched_memd::Error>>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(t) = self.thread.take() {
+            self.stopper.stop();
+            let _ = t.join();
+        }
+    }
+}
+
+/// A file that lives on disk (not tmpfs, whose pages cannot be reclaimed); removed on drop.
+struct TempFile(PathBuf);
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// A file of `len` bytes that is on disk and not in the page cache (so that the hog's reads
+/// charge its pages to the group).
+fn cold_file(tag: &str, len: u64) -> TempFile {
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("antsched-memd-{tag}-{}.dat", std::process::id()));
+    let file = TempFile(path.clone());
+    let mut f = std::fs::File::create(&path).unwrap();
+    let chunk = vec![7u8; 1 << 20];
+    for _ in 0..len / (1 << 20) {
+        f.write_all(&chunk).unwrap();
+    }
+    f.sync_all().unwrap();
+    rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed).unwrap();
+    file
+}
+
+/// Waits for a record of the group's domain published after `after` that passes `ok`.
+fn record_after(
+    client: &antsched_memd::Client,
+    after: u64,
+    what: &str,
+    ok: impl Fn(&SeverityRecord) -> bool,
+) -> SeverityRecord {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let r = client.current();
+        if r.time > after && ok(&r) {
+            return r;
+        }
+        assert!(Instant::now() < deadline, "{what}: last record {r:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn usage(group: &Path) -> u64 {
+    std::fs::read_to_string(group.join("memory.usage_in_bytes"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn a_hog_in_a_256_mb_group_drives_its_severity_down_eq_4_1() {
+    if !Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").is_file() {
+        return cannot_run("no cgroup v1 memory hierarchy at /sys/fs/cgroup/memory");
+    }
+    if !rustix::process::geteuid().is_root() {
+        return cannot_run("not root: cannot make a memory cgroup");
+    }
+    let name = format!("test-{}", std::process::id());
+    let group = match RunGroup::create(Path::new(RUN_PARENT), &name, Some(LIMIT)) {
+        Ok(g) => g,
+        Err(e) => return cannot_run(&format!("cannot make a memory cgroup: {e}")),
+    };
+    let dir = std::env::temp_dir().join(format!("antsched-memd-cgroup-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let socket = dir.join("memd.sock");
+
+    let machine = ProcSource::new("/proc", DiskChoice::Root).unwrap();
+    let disk = machine.disk().to_string();
+    let config = Config {
+        interval: Duration::from_millis(100),
+        log: true,
+        ..Config::new(&socket)
+    };
+    let mut daemon = Daemon::bind(config, Box::new(machine)).unwrap();
+    daemon.allow_govern(
+        RUN_PARENT,
+        Box::new(move |path: &Path| {
+            let psi = antsched_memd::pressure_twin(path);
+            Ok(Box::new(CgroupSource::new(path, "/proc", &disk, psi)?) as _)
+        }),
+    );
+    let stopper = daemon.stopper();
+    let _running = Running {
+        stopper,
+        thread: Some(std::thread::spawn(move || daemon.run())),
+    };
+
+    // Bad requests are refused with a reason and leave the daemon serving.
+    let e = govern(&socket, Path::new("/sys/fs/cgroup/memory")).unwrap_err();
+    assert!(e.to_string().contains("not a group under"), "{e}");
+    let e = govern(&socket, &group.path().join("../..")).unwrap_err();
+    assert!(e.to_string().contains("not a group under"), "{e}");
+    let e = connect_domain(&socket, "/no/such/group").err().unwrap();
+    assert!(e.to_string().contains("no domain"), "{e}");
+
+    // The group's cgroup2 twin gives it PSI of its own, where the unified mount exists.
+    if Path::new(antsched_memd::UNIFIED_ROOT)
+        .join("cgroup.procs")
+        .is_file()
+    {
+        assert!(group.twin().is_some());
+        assert!(antsched_memd::pressure_twin(group.path()).is_some());
+    }
+    let domain = govern(&socket, group.path()).unwrap();
+    assert_eq!(
+        domain,
+        group.path().canonicalize().unwrap().display().to_string()
+    );
+    assert_eq!(list_domains(&socket).unwrap(), ["machine", domain.as_str()]);
+    let client = connect_domain(&socket, &domain).unwrap();
+
+    let severity = SeverityConfig::default();
+    let s_max = severity.s_max;
+    let r = client.current();
+    assert_eq!(r.tau_bytes, severity.tau(LIMIT), "{r:?}");
+    assert!(r.free_bytes > r.tau_bytes && r.severity_s == s_max, "{r:?}");
+
+    // A process that does not exist is a clear error.
+    let e = group.add(u32::MAX >> 1).unwrap_err().to_string();
+    assert!(
+        e.ends_with(&format!(
+            "no process {} to move into the group",
+            u32::MAX >> 1
+        )),
+        "{e}"
+    );
+
+    // The hog joins the group before it touches anything.
+    let file = cold_file("ramp", 320 * MIB);
+    let mut hog = Hog::spawn();
+    group.add(hog.child.id()).unwrap();
+    assert_eq!(group.pids(), [hog.child.id()]);
+
+    // Turnover: the group fills to its limit with page cache and the kernel reclaims it.
+    // Then all but 64 MiB of it is dropped: free is far above tau again, and S is S_max
+    // although the candidate age is now finite.
+    let t0 = client.current().time;
+    hog.say(&format!("cache {} {}", file.0.display(), 64 * MIB));
+    let plenty = record_after(&client, t0, "a finite candidate age with free > tau", |r| {
+        r.candidate_age_s < s_max && r.free_bytes > r.tau_bytes
+    });
+    eprintln!("plenty: {plenty:?}");
+    assert_eq!(plenty.severity_s, s_max);
+    assert_eq!(plenty.tier, Tier::Plenty);
+    // While the group filled, S may have left S_max and come back (a halving, then a
+    // doubling, each a wake-up): clear them, so that the next is the ramp's.
+    client.wait(Some(Duration::ZERO)).unwrap();
+
+    // Three points on the ramp: free at 80%, 45% and 15% of tau (20, 11 and 4 MiB).
+    let tau = plenty.tau_bytes;
+    let mut last_s = s_max;
+    let mut woken = false;
+    for fraction in [0.80, 0.45, 0.15] {
+        let target = (tau as f64 * fraction) as u64;
+        let free = LIMIT.saturating_sub(usage(group.path()));
+        assert!(free > target, "free {free} already below {target}");
+        let t = client.current().time;
+        hog.say(&format!("alloc {}", free - target));
+        // Two ticks later, so that the record saw the whole allocation.
+        let first = record_after(&client, t, "a record after the allocation", |_| true);
+        let r = record_after(&client, first.time, "a second record", |_| true);
+        let expected = severity.severity(r.free_bytes, r.tau_bytes, r.candidate_age_s);
+        eprintln!(
+            "free {:.1} MiB ({:.0}% of tau): S {:.1} s, Eq. 4.1 gives {:.1} s (candidate age {:.1} s)",
+            r.free_bytes as f64 / MIB as f64,
+            100.0 * r.free_bytes as f64 / r.tau_bytes as f64,
+            r.severity_s,
+            expected,
+            r.candidate_age_s
+        );
+        assert!(r.free_bytes < r.tau_bytes && r.free_bytes > 0, "{r:?}");
+        assert!(r.candidate_age_s < s_max, "{r:?}");
+        assert!(r.severity_s < s_max, "{r:?}");
+        assert!(
+            (r.severity_s - expected).abs() <= 0.10 * expected,
+            "S {} vs Eq. 4.1 {expected}",
+            r.severity_s
+        );
+        assert_eq!(r.tier, Tier::Ramp);
+        assert!(
+            r.severity_s < last_s,
+            "S did not fall: {} then {}",
+            last_s,
+            r.severity_s
+        );
+        last_s = r.severity_s;
+        if r.severity_s <= s_max / 2.0 {
+            // The subscriber was last told S_max (when it subscribed): this is a halving.
+            woken |= client.wait(Some(Duration::from_secs(5))).unwrap() > 0;
+        }
+    }
+    assert!(last_s <= s_max / 2.0, "S never halved: {last_s}");
+    assert!(
+        woken,
+        "the subscriber's eventfd was not signalled on the halving"
+    );
+
+    drop(hog);
+    let path = group.path().to_path_buf();
+    group.remove(Duration::from_secs(5)).unwrap();
+    assert!(!path.exists());
+    // The daemon forgets a requested group that is gone, and keeps serving.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while list_domains(&socket).unwrap().len() != 1 {
+        assert!(
+            Instant::now() < deadline,
+            "the removed group is still a domain"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(file);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A PSI trigger wakes the daemon at once: with a tick of a minute, the record of a group
+/// whose reads stall on its 8 MB limit is observed again within seconds, which only the
+/// trigger on the group's (or the machine's) PSI can have caused.
+#[test]
+fn a_stall_wakes_the_daemon_before_its_tick() {
+    if !Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").is_file() {
+        return cannot_run("no cgroup v1 memory hierarchy at /sys/fs/cgroup/memory");
+    }
+    if !rustix::process::geteuid().is_root() {
+        return cannot_run("not root: cannot make a memory cgroup");
+    }
+    if !Path::new("/proc/pressure/memory").is_file() {
+        return cannot_run("the kernel has no PSI (/proc/pressure/memory)");
+    }
+    let name = format!("test-psi-{}", std::process::id());
+    let group = match RunGroup::create(Path::new(RUN_PARENT), &name, Some(8 * MIB)) {
+        Ok(g) => g,
+        Err(e) => return cannot_run(&format!("cannot make a memory cgroup: {e}")),
+    };
+    if group.twin().is_none() {
+        return cannot_run("no cgroup2 twin (no unified hierarchy): the group has no PSI");
+    }
+    let dir = std::env::temp_dir().join(format!("antsched-memd-psi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let socket = dir.join("memd.sock");
+    let machine = ProcSource::new("/proc", DiskChoice::Root).unwrap();
+    let disk = machine.disk().to_string();
+    let config = Config {
+        interval: Duration::from_secs(60),
+        log: true,
+        ..Config::new(&socket)
+    };
+    let mut daemon = Daemon::bind(config, Box::new(machine)).unwrap();
+    daemon.allow_govern(
+        RUN_PARENT,
+        Box::new(move |path: &Path| {
+            let psi = antsched_memd::pressure_twin(path);
+            Ok(Box::new(CgroupSource::new(path, "/proc", &disk, psi)?) as _)
+        }),
+    );
+    let stopper = daemon.stopper();
+    let _running = Running {
+        stopper,
+        thread: Some(std::thread::spawn(move || daemon.run())),
+    };
+    let domain = govern(&socket, group.path()).unwrap();
+    let client = connect_domain(&socket, &domain).unwrap();
+    let t0 = client.current().time;
+    let started = Instant::now();
+
+    let file = cold_file("psi", 320 * MIB);
+    let mut hog = Hog::spawn();
+    group.add(hog.child.id()).unwrap();
+    // Each round streams 640 MB through 8 MB: the charges wait on reclaim (a memory stall).
+    let mut woken = None;
+    for _ in 0..5 {
+        hog.say(&format!("cache {} 0", file.0.display()));
+        if client.current().time > t0 {
+            woken = Some(started.elapsed());
+            break;
+        }
+    }
+    let woken =
+        woken.expect("no observation after the stall: the PSI trigger did not wake the daemon");
+    eprintln!("observed again {woken:?} after the hog started (the tick is 60 s)");
+    assert!(woken < Duration::from_secs(50), "{woken:?}");
+    drop(hog);
+    group.remove(Duration::from_secs(5)).unwrap();
+    drop(file);
+    let _ = std::fs::remove_dir_all(&dir);
+}
