@@ -169,28 +169,9 @@ impl ObservationSource for ProcSource {
         let swap = meminfo.swap_total_bytes() > 0;
         let lru = LruSnapshot::from_vmstat(&vmstat, swap)?;
         let turnover = self.turnover.observe(now, lru);
-        let disk =
-            disks
-                .iter()
-                .find(|d| d.name == self.disk)
-                .ok_or_else(|| SourceError::NoDisk {
-                    name: self.disk.clone(),
-                    available: disks
-                        .iter()
-                        .map(|d| d.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                })?;
-        let disk = self.disk_cost.observe(now, disk);
+        let disk = self.disk_cost.observe(now, find_disk(&disks, &self.disk)?);
         self.last = Some((turnover, disk, psi));
-        Ok(Observation {
-            free_bytes: free,
-            total_bytes: total,
-            candidate_age_s: turnover.candidate_age_s,
-            paging: disk.paging,
-            estimator: turnover.estimator,
-            time: now,
-        })
+        Ok(observation(free, total, &turnover, &disk, now))
     }
 
     fn describe(&self) -> String {
@@ -211,6 +192,39 @@ impl ObservationSource for ProcSource {
 }
 
 /// The log line of a turnover estimate, a disk estimate and PSI.
+/// The device paging goes to, among the diskstats lines, or an error listing those there are.
+fn find_disk<'a>(disks: &'a [DiskStats], name: &str) -> Result<&'a DiskStats, SourceError> {
+    disks
+        .iter()
+        .find(|d| d.name == name)
+        .ok_or_else(|| SourceError::NoDisk {
+            name: name.to_string(),
+            available: disks
+                .iter()
+                .map(|d| d.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+}
+
+/// What a domain's tick saw, for the core.
+fn observation(
+    free: u64,
+    total: u64,
+    turnover: &TurnoverEstimate,
+    disk: &DiskEstimate,
+    now: Nanos,
+) -> Observation {
+    Observation {
+        free_bytes: free,
+        total_bytes: total,
+        candidate_age_s: turnover.candidate_age_s,
+        paging: disk.paging,
+        estimator: turnover.estimator,
+        time: now,
+    }
+}
+
 fn describe(t: &TurnoverEstimate, d: &DiskEstimate, psi: Option<Pressure>, disk: &str) -> String {
     let check = match t.check {
         RefaultCheck::Consistent { ratio }
@@ -353,28 +367,9 @@ impl ObservationSource for CgroupSource {
         let lru = self.lru.observe(&stat, failcnt, swap)?;
         let turnover = self.turnover.observe(now, lru);
         let disks = kernel::parse_diskstats(&read(&self.proc_dir.join("diskstats"))?)?;
-        let disk =
-            disks
-                .iter()
-                .find(|d| d.name == self.disk)
-                .ok_or_else(|| SourceError::NoDisk {
-                    name: self.disk.clone(),
-                    available: disks
-                        .iter()
-                        .map(|d| d.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                })?;
-        let disk = self.disk_cost.observe(now, disk);
+        let disk = self.disk_cost.observe(now, find_disk(&disks, &self.disk)?);
         self.last = Some((turnover, disk, psi));
-        Ok(Observation {
-            free_bytes: free,
-            total_bytes: total,
-            candidate_age_s: turnover.candidate_age_s,
-            paging: disk.paging,
-            estimator: turnover.estimator,
-            time: now,
-        })
+        Ok(observation(free, total, &turnover, &disk, now))
     }
 
     fn describe(&self) -> String {
