@@ -96,7 +96,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .spawn(move || {
             let mut n = 0;
             loop {
-                crate::signals::wait(&set);
+                let sig = crate::signals::wait(&set);
                 n += 1;
                 if n == 1 {
                     eprintln!("antsched: unmounting {}", unmounter.path().display());
@@ -123,7 +123,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 } else {
                     eprintln!("antsched: aborting the FUSE connection");
                     if let Err(e) = unmounter.abort() {
-                        eprintln!("antsched: cannot abort: {e}");
+                        // Without the abort file (the FUSE control file system is not
+                        // mounted, as on some machines) the server's exit does the same: it
+                        // closes /dev/fuse, and the kernel ends the connection, failing the
+                        // requests in progress.
+                        eprintln!(
+                            "antsched: cannot abort through the control file ({e}); detaching and \
+                             exiting, which ends the connection"
+                        );
+                        let _ = unmounter.detach();
+                        std::process::exit(128 + sig);
                     }
                 }
             }

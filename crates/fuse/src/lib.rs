@@ -342,6 +342,33 @@ pub struct Mount {
     unmounter: Unmounter,
 }
 
+/// Where the FUSE control file system (fusectl) lists the connections.
+const CONNECTIONS: &str = "/sys/fs/fuse/connections";
+
+/// Writes connection `n`'s abort file under `connections`; a missing file is told apart:
+/// the control file system is not mounted there, or the connection has already ended.
+fn abort_connection(connections: &Path, n: u32) -> std::io::Result<()> {
+    let file = connections.join(n.to_string()).join("abort");
+    std::fs::write(&file, b"1").map_err(|e| {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            return e;
+        }
+        let listed = std::fs::read_dir(connections).is_ok_and(|mut d| d.next().is_some());
+        std::io::Error::new(
+            e.kind(),
+            if listed {
+                format!("{}: the connection has already ended", file.display())
+            } else {
+                format!(
+                    "{}: the FUSE control file system is not mounted there (mount -t fusectl none {})",
+                    file.display(),
+                    connections.display()
+                )
+            },
+        )
+    })
+}
+
 /// Unmounts a mount from any thread (cloneable).
 #[derive(Clone, Debug)]
 pub struct Unmounter {
@@ -370,7 +397,7 @@ impl Unmounter {
         let n = self
             .connection
             .ok_or_else(|| std::io::Error::other("the FUSE connection number is unknown"))?;
-        std::fs::write(format!("/sys/fs/fuse/connections/{n}/abort"), b"1")
+        abort_connection(Path::new(CONNECTIONS), n)
     }
 
     fn umount(&self, flags: libc::c_int) -> std::io::Result<()> {
@@ -555,5 +582,31 @@ impl Mount {
         shared.rt.close();
         served.map_err(MountError::Serve)?;
         Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A second signal's abort names why it could not write the abort file: the control file
+    /// system is not mounted (no connections listed), or the connection has already ended.
+    #[test]
+    fn abort_says_why_the_control_file_is_missing() {
+        let dir = std::env::temp_dir().join(format!("antsched-fusectl-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let e = abort_connection(&dir, 7).unwrap_err().to_string();
+        assert!(
+            e.contains("not mounted there") && e.contains("fusectl"),
+            "{e}"
+        );
+        std::fs::create_dir_all(dir.join("3")).unwrap();
+        let e = abort_connection(&dir, 7).unwrap_err().to_string();
+        assert!(e.contains("already ended"), "{e}");
+        std::fs::write(dir.join("3/abort"), b"").unwrap();
+        abort_connection(&dir, 3).unwrap();
+        assert_eq!(std::fs::read(dir.join("3/abort")).unwrap(), b"1");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
