@@ -229,8 +229,17 @@ pub fn check(cfg: &MountConfig) -> Result<Checked, MountError> {
             })
         }
     };
-    if !std::fs::metadata(&mountpoint).is_ok_and(|md| md.is_dir()) {
-        return Err(MountError::MountpointNotDir { path: m.clone() });
+    match std::fs::metadata(&mountpoint) {
+        Ok(md) if md.is_dir() => {}
+        // A FUSE mount whose server was killed (kill -9): the path resolves, but looking at
+        // it fails with ENOTCONN. Say what is there and how to recover, not "not a directory".
+        Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => {
+            return Err(MountError::AlreadyMounted {
+                path: m.clone(),
+                what: "a FUSE file system whose server is gone".into(),
+            })
+        }
+        _ => return Err(MountError::MountpointNotDir { path: m.clone() }),
     }
     if let Some(what) = mounted_at(&mountpoint) {
         return Err(MountError::AlreadyMounted {
