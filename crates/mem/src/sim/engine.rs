@@ -91,7 +91,10 @@ pub struct Engine<'a> {
     /// PSI's "some" over about ten seconds, updated every second.
     pub(crate) psi_avg10: f64,
     psi_last: Nanos,
-    last_check_severity: f64,
+    /// The S of each class (by rank) at the last pass over the listeners.
+    last_check_severity: [f64; 3],
+    /// The classes that have a listening process, by rank.
+    listened: [bool; 3],
     /// Processes of more than one priority class: each class is priced by its own S.
     mixed_classes: bool,
     end: Nanos,
@@ -184,7 +187,8 @@ impl<'a> Engine<'a> {
             stall_at: 0,
             psi_avg10: 0.0,
             psi_last: 0,
-            last_check_severity: scenario.severity.s_max,
+            last_check_severity: [scenario.severity.s_max; 3],
+            listened: [false; 3],
             mixed_classes: false,
             end,
             running: 0,
@@ -194,6 +198,9 @@ impl<'a> Engine<'a> {
             .procs
             .windows(2)
             .any(|w| w[0].nice.class() != w[1].nice.class());
+        for p in e.procs.iter().filter(|p| p.listens()) {
+            e.listened[p.nice.class().rank() as usize] = true;
+        }
         for i in 0..e.procs.len() {
             let at = secs(scenario.processes[i].start_s);
             e.push(at, Ev::Start(i as u32));
@@ -596,32 +603,27 @@ impl<'a> Engine<'a> {
         if !matches!(self.scenario.policy, Policy::Antsched) {
             return;
         }
-        let (s, _) = self.severity();
+        // Each class with listeners is priced by its own S (one S when only one class runs).
         // Between repeats only a move by a factor of two can notify anyone; checking on every
-        // step would cost a pass over the processes per reference batch. (With several
-        // classes each has its own S, which can move while the system's does not.)
-        if !forced
-            && !self.mixed_classes
-            && s > self.last_check_severity / 1.9
-            && s < self.last_check_severity * 1.9
-        {
-            return;
-        }
-        self.last_check_severity = s;
-        let by_class: Vec<f64> = [
+        // step would cost a pass over the processes per reference batch.
+        let mut by_class = self.last_check_severity;
+        for c in [
             PriorityClass::Low,
             PriorityClass::Normal,
             PriorityClass::High,
-        ]
-        .into_iter()
-        .map(|c| {
-            if self.mixed_classes {
-                self.severity_for(c)
-            } else {
-                s
+        ] {
+            if self.listened[c.rank() as usize] {
+                by_class[c.rank() as usize] = self.severity_for(c);
             }
-        })
-        .collect();
+        }
+        let moved = by_class
+            .iter()
+            .zip(&self.last_check_severity)
+            .any(|(&s, &last)| s <= last / 1.9 || s >= last * 1.9);
+        if !forced && !moved {
+            return;
+        }
+        self.last_check_severity = by_class;
         let mut next_repeat: Option<Nanos> = None;
         for i in 0..self.procs.len() {
             let pr = &mut self.procs[i];
