@@ -70,19 +70,7 @@ fn memd_serves_status_and_stops_on_sigterm() {
     // One object per domain; the machine first.
     let v = &all[0];
     assert_eq!(v["domain"], "machine", "{all}");
-    for key in [
-        "version",
-        "severity_s",
-        "candidate_age_s",
-        "free_bytes",
-        "tau_bytes",
-        "paging_cost",
-        "disk_service_ms",
-        "disk_queue",
-        "tier",
-        "estimator",
-        "time",
-    ] {
+    for key in antsched_mem::record::KEYS {
         assert!(v.get(key).is_some_and(|x| !x.is_null()), "{key}: {v}");
     }
     assert_eq!(v["estimator"], "turnover");

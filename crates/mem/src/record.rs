@@ -79,6 +79,21 @@ impl SeverityRecord {
     }
 }
 
+/// The record's keys, as every channel and `antsched mem status --json` spell them (DESIGN.md).
+pub const KEYS: [&str; 11] = [
+    "version",
+    "severity_s",
+    "candidate_age_s",
+    "free_bytes",
+    "tau_bytes",
+    "paging_cost",
+    "disk_service_ms",
+    "disk_queue",
+    "tier",
+    "estimator",
+    "time",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,19 +115,7 @@ mod tests {
         assert_eq!(r.severity_s, 64.0);
         assert_eq!(r.tier, Tier::Paging);
         let json = serde_json::to_value(r).unwrap();
-        for key in [
-            "version",
-            "severity_s",
-            "candidate_age_s",
-            "free_bytes",
-            "tau_bytes",
-            "paging_cost",
-            "disk_service_ms",
-            "disk_queue",
-            "tier",
-            "estimator",
-            "time",
-        ] {
+        for key in KEYS {
             assert!(json.get(key).is_some(), "{key}");
         }
         assert_eq!(json["tier"], "paging");

@@ -152,19 +152,7 @@ fn a_client_reads_a_sane_record_of_this_machine() {
     assert!(r.disk_service_ms >= 0.0 && r.disk_queue >= 0.0, "{r:?}");
     assert!(r.time > 0 && r.time <= antsched_memd::monotonic_ns());
     let json = serde_json::to_value(r).unwrap();
-    for key in [
-        "version",
-        "severity_s",
-        "candidate_age_s",
-        "free_bytes",
-        "tau_bytes",
-        "paging_cost",
-        "disk_service_ms",
-        "disk_queue",
-        "tier",
-        "estimator",
-        "time",
-    ] {
+    for key in antsched_mem::record::KEYS {
         assert!(json.get(key).is_some_and(|v| !v.is_null()), "{key}: {json}");
     }
     assert_eq!(json["estimator"], "turnover");
