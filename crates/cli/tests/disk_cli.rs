@@ -1,11 +1,9 @@
 //! `antsched disks` and `antsched disk validate` as a user runs them.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
+use common::{bin, scratch};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_antsched"))
-}
+use std::path::PathBuf;
 
 fn data_dir() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/disksim");
@@ -15,12 +13,6 @@ fn data_dir() -> PathBuf {
         dir.display()
     );
     dir
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("antsched-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 #[test]

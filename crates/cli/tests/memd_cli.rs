@@ -1,20 +1,12 @@
 //! `antsched memd` and `antsched mem status` as a user (or systemd) runs them: the built
 //! binary on a temporary socket, stopped by SIGTERM.
 
+mod common;
+use common::{bin, scratch};
+
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_antsched"))
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("antsched-memd-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// Removes a test's directory when the test passes.
 struct Cleanup(PathBuf);

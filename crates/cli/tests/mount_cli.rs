@@ -3,13 +3,12 @@
 //! nothing mounted. The tests that mount need root and `/dev/fuse`: elsewhere they skip with
 //! a printed reason, and under `ANTSCHED_REQUIRE_FUSE=1` (CI) they fail instead.
 
+mod common;
+use common::bin;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_antsched"))
-}
 
 fn fuse_or_skip(test: &str) -> bool {
     // SAFETY: geteuid has no preconditions.

@@ -1,18 +1,10 @@
 //! `antsched run` and `antsched calibrate` as a user runs them: output, JSON, and errors that
 //! leave nothing half-written.
 
+mod common;
+use common::{bin, scratch};
+
 use std::path::PathBuf;
-use std::process::Command;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_antsched"))
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("antsched-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// io_uring runs here, or the test should skip (fail in CI, `ANTSCHED_REQUIRE_FUSE=1`).
 fn io_uring_or_skip(test: &str) -> bool {

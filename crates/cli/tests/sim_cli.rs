@@ -1,23 +1,8 @@
 //! `antsched sim`, `antsched paper` and `antsched schedulers` as a user runs them.
 
 mod common;
-use std::path::PathBuf;
+use common::{bin, repo, scratch};
 use std::process::Command;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_antsched"))
-}
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("antsched-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 #[test]
 fn sim_prints_a_row_per_scheduler_and_writes_the_json_keys() {

@@ -1,4 +1,27 @@
-//! Checks shared by the command-line tests.
+//! What the command-line tests share: the binary, scratch directories, and checks.
+// Each test file uses the part it needs.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The `antsched` binary under test.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_antsched"))
+}
+
+/// The repository's root (for `examples/` and `data/`).
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// An empty directory of this test process's own, under the system's temporary directory.
+pub fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("antsched-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
 
 /// Every row of `antsched paper --json`'s experiments that is off the paper by more than 15%
 /// is named in a reason line (`- quantity: why`) of the report.
