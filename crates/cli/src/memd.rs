@@ -49,7 +49,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     // Every group is checked before anything is served: a wrong path is the user's to fix.
     let mut groups = Vec::new();
     for path in &a.cgroup {
-        let g = CgroupSource::new(path, "/proc", &disk, antsched_memd::pressure_twin(path))
+        let g = CgroupSource::on_this_machine(path, &disk)
             .with_context(|| format!("--cgroup {}", path.display()))?;
         groups.push(g);
     }
@@ -66,14 +66,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         daemon.add_domain(name, Box::new(g))?;
     }
     // `antsched mem run` asks for the groups it makes, which lie under antsched's own parent.
-    let make_disk = disk.clone();
-    daemon.allow_govern(
-        RUN_PARENT,
-        Box::new(move |path: &std::path::Path| {
-            let psi = antsched_memd::pressure_twin(path);
-            Ok(Box::new(CgroupSource::new(path, "/proc", &make_disk, psi)?) as _)
-        }),
-    );
+    daemon.allow_govern(RUN_PARENT, CgroupSource::governor(disk.clone()));
     let stopper = daemon.stopper();
     std::thread::Builder::new()
         .name("antsched-signals".into())

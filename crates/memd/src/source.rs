@@ -7,6 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use antsched_core::Nanos;
+
+use crate::daemon::Governor;
 use antsched_mem::estimate::{
     DiskBasis, DiskCost, DiskEstimate, LruSnapshot, MemcgV1Lru, RefaultCheck, Turnover,
     TurnoverConfig, TurnoverEstimate,
@@ -286,6 +288,18 @@ pub struct CgroupSource {
 }
 
 impl CgroupSource {
+    /// The group at `dir` on this machine: `/proc` for the machine's figures and the group's
+    /// cgroup2 twin's `memory.pressure` for its PSI, where it has one.
+    pub fn on_this_machine(dir: &Path, disk: &str) -> Result<Self, SourceError> {
+        Self::new(dir, "/proc", disk, crate::cgroup::pressure_twin(dir))
+    }
+
+    /// A [`Governor`] that builds [`on_this_machine`](Self::on_this_machine) sources, paging
+    /// cost from `disk`, for the groups clients ask the daemon to govern.
+    pub fn governor(disk: String) -> Governor {
+        Box::new(move |path: &Path| Ok(Box::new(Self::on_this_machine(path, &disk)?) as _))
+    }
+
     /// The group at `dir` (a directory of the v1 memory hierarchy), with `/proc` at
     /// `proc_dir` for `MemTotal`, swap and the disk named `disk` in `/proc/diskstats`.
     /// `pressure_file` is the group's cgroup2 `memory.pressure`, where it has one. Fails,

@@ -212,6 +212,24 @@ fn record_after(
     }
 }
 
+/// The daemon on this machine's `/proc`, serving `socket` every `interval`, governing the
+/// groups clients ask for under antsched's parent; stopped when the guard is dropped.
+fn start_daemon(socket: &Path, interval: Duration) -> Running {
+    let machine = ProcSource::new("/proc", DiskChoice::Root).unwrap();
+    let disk = machine.disk().to_string();
+    let config = Config {
+        interval,
+        log: true,
+        ..Config::new(socket)
+    };
+    let mut daemon = Daemon::bind(config, Box::new(machine)).unwrap();
+    daemon.allow_govern(RUN_PARENT, CgroupSource::governor(disk));
+    Running {
+        stopper: daemon.stopper(),
+        thread: Some(std::thread::spawn(move || daemon.run())),
+    }
+}
+
 fn usage(group: &Path) -> u64 {
     std::fs::read_to_string(group.join("memory.usage_in_bytes"))
         .unwrap()
@@ -237,26 +255,7 @@ fn a_hog_in_a_256_mb_group_drives_its_severity_down_eq_4_1() {
     std::fs::create_dir_all(&dir).unwrap();
     let socket = dir.join("memd.sock");
 
-    let machine = ProcSource::new("/proc", DiskChoice::Root).unwrap();
-    let disk = machine.disk().to_string();
-    let config = Config {
-        interval: Duration::from_millis(100),
-        log: true,
-        ..Config::new(&socket)
-    };
-    let mut daemon = Daemon::bind(config, Box::new(machine)).unwrap();
-    daemon.allow_govern(
-        RUN_PARENT,
-        Box::new(move |path: &Path| {
-            let psi = antsched_memd::pressure_twin(path);
-            Ok(Box::new(CgroupSource::new(path, "/proc", &disk, psi)?) as _)
-        }),
-    );
-    let stopper = daemon.stopper();
-    let _running = Running {
-        stopper,
-        thread: Some(std::thread::spawn(move || daemon.run())),
-    };
+    let _running = start_daemon(&socket, Duration::from_millis(100));
 
     // Bad requests are refused with a reason and leave the daemon serving.
     let e = govern(&socket, Path::new("/sys/fs/cgroup/memory")).unwrap_err();
@@ -415,26 +414,7 @@ fn a_stall_wakes_the_daemon_before_its_tick() {
     let dir = std::env::temp_dir().join(format!("antsched-memd-psi-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let socket = dir.join("memd.sock");
-    let machine = ProcSource::new("/proc", DiskChoice::Root).unwrap();
-    let disk = machine.disk().to_string();
-    let config = Config {
-        interval: Duration::from_secs(60),
-        log: true,
-        ..Config::new(&socket)
-    };
-    let mut daemon = Daemon::bind(config, Box::new(machine)).unwrap();
-    daemon.allow_govern(
-        RUN_PARENT,
-        Box::new(move |path: &Path| {
-            let psi = antsched_memd::pressure_twin(path);
-            Ok(Box::new(CgroupSource::new(path, "/proc", &disk, psi)?) as _)
-        }),
-    );
-    let stopper = daemon.stopper();
-    let _running = Running {
-        stopper,
-        thread: Some(std::thread::spawn(move || daemon.run())),
-    };
+    let _running = start_daemon(&socket, Duration::from_secs(60));
     let domain = govern(&socket, group.path()).unwrap();
     let client = connect_domain(&socket, &domain).unwrap();
     let t0 = client.current().time;
