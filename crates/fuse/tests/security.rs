@@ -507,6 +507,16 @@ fn rewrite_behind(b: &Path) {
     f.write_all(&bytes(2, 1 << 20)).unwrap();
 }
 
+/// No 4 KiB page of `got` holds the contents `f` had before [`rewrite_behind`].
+fn assert_no_old_pages(got: &[u8]) {
+    let old = got
+        .chunks(4096)
+        .zip(bytes(1, 1 << 20).chunks(4096))
+        .filter(|(a, b)| a == b)
+        .count();
+    assert_eq!(old, 0, "{old} of 256 pages were the old contents");
+}
+
 #[test]
 fn a_file_changed_in_backing_is_read_whole_and_new_at_its_next_open() {
     if !fuse_or_skip(
@@ -523,12 +533,7 @@ fn a_file_changed_in_backing_is_read_whole_and_new_at_its_next_open() {
     rewrite_behind(&b);
     // Before: the start from the kernel's cache (old), the rest from BACKING (new).
     let got = std::fs::read(m.join("f")).unwrap();
-    let old = got
-        .chunks(4096)
-        .zip(bytes(1, 1 << 20).chunks(4096))
-        .filter(|(a, b)| a == b)
-        .count();
-    assert_eq!(old, 0, "{old} of 256 pages were the old contents");
+    assert_no_old_pages(&got);
     assert_eq!(got, bytes(2, 1 << 20));
     s.unmount();
 }
@@ -552,12 +557,7 @@ fn a_file_changed_in_backing_while_open_is_not_served_from_stale_pages_after_the
     let mut got = vec![0u8; 1 << 20];
     use std::os::unix::fs::FileExt;
     f.read_exact_at(&mut got, 0).unwrap();
-    let old = got
-        .chunks(4096)
-        .zip(bytes(1, 1 << 20).chunks(4096))
-        .filter(|(a, b)| a == b)
-        .count();
-    assert_eq!(old, 0, "{old} of 256 pages were the old contents");
+    assert_no_old_pages(&got);
     assert_eq!(got, bytes(2, 1 << 20));
     drop(f);
     s.unmount();
