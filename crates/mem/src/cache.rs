@@ -77,6 +77,8 @@ struct Entry<K> {
     bytes: u64,
     cost: EntryCost,
     last_access: Nanos,
+    /// Its release queue, fixed by its cost when it was inserted.
+    queue: u32,
 }
 
 impl<K> Entry<K> {
@@ -189,11 +191,11 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
         }
     }
 
-    /// The release queue of an entry.
-    fn queue_of(&self, e: &Entry<K>) -> usize {
+    /// The release queue of an entry that costs `cost`.
+    fn queue_for(&self, cost: &EntryCost) -> usize {
         match self.config.order {
             ReleaseOrder::LeastAmortizedCost => {
-                cost_bin(e.cost.free_cost_s + e.cost.reuse_p * e.cost.regen_cost_s)
+                cost_bin(cost.free_cost_s + cost.reuse_p * cost.regen_cost_s)
             }
             ReleaseOrder::Lru | ReleaseOrder::LruLookahead => 0,
         }
@@ -250,7 +252,7 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
 
     fn touch(&mut self, slot: u32, now: Nanos) {
         let e = self.slots[slot as usize].as_ref().expect("indexed slot");
-        let q = self.queue_of(e);
+        let q = e.queue as usize;
         let old = (e.last_access, self.seq[slot as usize]);
         let last_access = now.max(old.0);
         if last_access == old.0 {
@@ -368,14 +370,14 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
             self.next.push(NIL);
             (self.slots.len() - 1) as u32
         });
-        let entry = Entry {
+        let q = self.queue_for(&cost);
+        self.slots[slot as usize] = Some(Entry {
             key: key.clone(),
             bytes,
             cost,
             last_access: now,
-        };
-        let q = self.queue_of(&entry);
-        self.slots[slot as usize] = Some(entry);
+            queue: q as u32,
+        });
         self.seq[slot as usize] = self.next_seq;
         self.link(q, slot);
         self.next_seq += 1;
@@ -395,7 +397,7 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
     }
 
     fn remove_slot(&mut self, slot: u32) -> K {
-        let q = self.queue_of(self.entry(slot));
+        let q = self.entry(slot).queue as usize;
         self.unlink(q, slot);
         let e = self.slots[slot as usize].take().expect("indexed slot");
         self.index.remove(&e.key);
