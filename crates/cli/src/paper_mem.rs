@@ -21,12 +21,19 @@ pub struct MemHalf {
     pub runs: Vec<MemRun>,
     pub experiments: Vec<Experiment>,
     pub verdicts: Vec<Verdict>,
-    /// Page references simulated, and the simulators' own time for them (one core each).
-    pub page_refs: u64,
-    pub sim_wall_s: f64,
 }
 
 impl MemHalf {
+    /// Page references simulated over every run.
+    fn page_refs(&self) -> u64 {
+        self.runs.iter().map(|r| r.report.sim.page_refs).sum()
+    }
+
+    /// The simulators' own time for them, s (each run on one core).
+    fn sim_wall_s(&self) -> f64 {
+        self.runs.iter().map(|r| r.report.sim.wall_s).sum()
+    }
+
     fn find(&self, name: &str) -> Option<&MemReport> {
         self.runs.iter().find(|r| r.name == name).map(|r| &r.report)
     }
@@ -50,8 +57,6 @@ pub fn run(disk: &str, quick: bool, seed: u64) -> anyhow::Result<MemHalf> {
     progress.finish();
     let experiments = paper::evaluate(&runs);
     let verdicts = paper::verdicts(&runs);
-    let page_refs = runs.iter().map(|r| r.report.sim.page_refs).sum();
-    let sim_wall_s = runs.iter().map(|r| r.report.sim.wall_s).sum();
     Ok(MemHalf {
         quick,
         disk: disk.to_string(),
@@ -59,13 +64,11 @@ pub fn run(disk: &str, quick: bool, seed: u64) -> anyhow::Result<MemHalf> {
         runs,
         experiments,
         verdicts,
-        page_refs,
-        sim_wall_s,
     })
 }
 
 fn refs_per_s(m: &MemHalf) -> f64 {
-    m.page_refs as f64 / m.sim_wall_s.max(1e-9)
+    m.page_refs() as f64 / m.sim_wall_s().max(1e-9)
 }
 
 /// The console lines after the table: the baselines' verdicts and the simulator's speed.
@@ -94,8 +97,8 @@ pub fn json(m: &MemHalf) -> anyhow::Result<serde_json::Value> {
         }).collect::<Vec<_>>(),
         "verdicts": m.verdicts,
         "sim": {
-            "page_refs": m.page_refs,
-            "wall_s": m.sim_wall_s,
+            "page_refs": m.page_refs(),
+            "wall_s": m.sim_wall_s(),
             "page_refs_per_s": refs_per_s(m),
         },
     }))
@@ -270,9 +273,9 @@ pub fn report(m: &MemHalf, plots: &[String], a: &Args, alone: bool) -> String {
             ""
         },
         refs_per_s(m) / 1e6,
-        m.page_refs,
+        m.page_refs(),
         m.runs.len(),
-        m.sim_wall_s
+        m.sim_wall_s()
     );
     md += "What the thesis does not give is chosen once and held for every run (the constants \
            of `antsched_mem::paper::scenarios`): the database's per-query overhead (3.75 ms, from \
