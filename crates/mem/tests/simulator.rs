@@ -59,9 +59,21 @@ fn section_6_2_fig_6_1_growth_at_s_max_then_a_fall_to_the_candidate_age() {
         "{:?}",
         s[first_below - 1]
     );
-    // S ends near the candidate age, far below S_max, with free memory used up.
+    // S ends near the candidate age, far below S_max, with free memory used up: over the
+    // last minute (one sample can catch the cache between release rounds), the median free
+    // memory is under a quarter of tau (20 MB here).
     let last = &s[s.len() - 2];
-    assert!(last.severity_s < 1500.0 && last.free_mb < 5.0, "{last:?}");
+    assert!(last.severity_s < 1500.0, "{last:?}");
+    let mut free: Vec<f64> = s
+        .iter()
+        .filter(|x| x.time_s > last.time_s - 60.0)
+        .map(|x| x.free_mb)
+        .collect();
+    free.sort_by(f64::total_cmp);
+    assert!(
+        free[free.len() / 2] < 5.0,
+        "free over the last minute: {free:?}"
+    );
     assert!(db.notifications > 0);
     assert!(
         db.reaction_ms_max < 100.0,

@@ -21,11 +21,12 @@ const THESIS_TABLE: [(f64, f64, f64, f64); 4] = [
 ];
 const THESIS_ADAPTIVE_MIN: f64 = 30.6;
 const THESIS_HOG_MIN: f64 = 40.9;
-/// Fig. 6.1: the cache before S moves, when S moves, S at steady state, the reaction to the
-/// hog's notifications (mean, max) and the release.
+/// Fig. 6.1: the cache before S moves, when S moves, S at steady state, the reaction as S
+/// falls ("within 100 ms") and to the hog's notifications (mean, max), and the release.
 const THESIS_GROWTH_MB: f64 = 180.0;
 const THESIS_S_LEAVES_S_MAX_S: f64 = 240.0;
 const THESIS_STEADY_S: f64 = 512.0;
+const THESIS_REACTION_BEFORE_MS: f64 = 100.0;
 const THESIS_REACTION_MEAN_MS: f64 = 8.0;
 const THESIS_REACTION_MAX_MS: f64 = 88.0;
 const THESIS_RELEASE_S: f64 = 0.4;
@@ -298,30 +299,48 @@ fn fig_6_1(runs: &[MemRun]) -> Experiment {
              thesis's 512 s is the same kind of bin boundary"
         ));
         let db = first(r);
+        // The thesis gives the reaction twice: "within 100 ms" as S falls before the hog, and
+        // 8 ms mean, 88 ms max once the hog pages.
+        let (before, after): (Vec<_>, Vec<_>) =
+            db.reactions.iter().partition(|x| x.time_s < hog_start);
+        let max = |v: &[&crate::sim::Reaction]| v.iter().map(|x| x.ms).fold(f64::NAN, f64::max);
+        let mean_of = |v: &[&crate::sim::Reaction]| {
+            v.iter().map(|x| x.ms).sum::<f64>() / v.len().max(1) as f64
+        };
+        let blocked = |v: &[&crate::sim::Reaction]| v.iter().filter(|x| x.ms > 0.0).count();
+        let model = "a computing process takes a notification at once, one blocked in a \
+                     fault when its read completes (SIGMEM does not interrupt a page fault)";
         e.row(
-            "notification to handler, mean over the run, ms",
-            Some(THESIS_REACTION_MEAN_MS),
-            db.reaction_ms_mean,
+            "notification to handler before the hog, max, ms (thesis: within 100 ms)",
+            Some(THESIS_REACTION_BEFORE_MS),
+            max(&before),
         );
-        let [lo, hi] = scenarios::ATIS_COST_MS;
         e.why(format!(
-            "the simulated database takes a notification when the query it is running ends: \
-             {:.2} ms of work besides evaluation and {:.1} ms of evaluation on a miss, on \
-             average ({} notifications)",
-            scenarios::ATIS_BASE_MS,
-            (hi - lo) / (hi / lo).ln(),
-            db.notifications
+            "{model}: {} of {} notifications before the hog found the database in a fault",
+            blocked(&before),
+            before.len()
         ));
         e.row(
-            "notification to handler, max, ms",
-            Some(THESIS_REACTION_MAX_MS),
-            db.reaction_ms_max,
+            "notification to handler with the hog, mean, ms",
+            Some(THESIS_REACTION_MEAN_MS),
+            mean_of(&after),
         );
         e.why(format!(
-            "a notification waits for the query in progress, and the longest are queries \
-             waiting for the disk: the database read {} pages in the run, with the disk queue \
-             up to {} requests once the hog pages",
-            db.faults, r.max_disk_queue
+            "{model}, and each simulated process has a CPU of its own, where the thesis's \
+             single CPU also ran the hog: {} of {} notifications after the hog started found \
+             the database in a fault",
+            blocked(&after),
+            after.len()
+        ));
+        e.row(
+            "notification to handler with the hog, max, ms",
+            Some(THESIS_REACTION_MAX_MS),
+            max(&after),
+        );
+        e.why(format!(
+            "{model}; the longest are reads queued behind the hog's paging, the disk queue up \
+             to {} requests ({} pages read by the database in the run)",
+            r.max_disk_queue, db.faults
         ));
         e.row(
             "hog start to the cache's release, s",

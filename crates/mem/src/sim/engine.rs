@@ -22,7 +22,7 @@ use rustc_hash::FxHashMap;
 
 use super::disk::{PagingDisk, PAGER, PAGE_SECTORS};
 use super::process::{Proc, Touch};
-use super::report::{MemReport, ProcReport, Sample};
+use super::report::{MemReport, ProcReport, Reaction, Sample};
 use super::scenario::{Policy, Scenario};
 use crate::nice::PriorityClass;
 use crate::replacement::{PageId, Replacement, ReplacementConfig};
@@ -47,6 +47,8 @@ enum Ev {
     Sample,
     Check,
     Round(u32),
+    /// A notification reaches a process that is computing: its handler runs now.
+    Signal(u32),
     Policy,
 }
 
@@ -251,6 +253,7 @@ impl<'a> Engine<'a> {
                 }
                 Ev::Check => self.check_severity(true),
                 Ev::Round(p) => self.release_round(p),
+                Ev::Signal(p) => self.deliver(p),
                 Ev::Policy => {
                     self.policy_tick();
                     self.push(self.now + SEC, Ev::Policy);
@@ -272,8 +275,8 @@ impl<'a> Engine<'a> {
         if self.procs[pi].done.is_some() || self.procs[pi].blocked {
             return;
         }
-        // A pending notification is handled between steps, as a signal handler runs when
-        // the process next returns to user space.
+        // A notification that arrived while the process was blocked in a fault is handled
+        // now, as a signal handler runs when the process returns to user space.
         if let Some(n) = self.procs[pi].pending.take() {
             self.handle_notification(p, n.severity_s, n.time);
         }
@@ -625,6 +628,7 @@ impl<'a> Engine<'a> {
         }
         self.last_check_severity = by_class;
         let mut next_repeat: Option<Nanos> = None;
+        let mut signals = Vec::new();
         for i in 0..self.procs.len() {
             let pr = &mut self.procs[i];
             if pr.done.is_some() || pr.started.is_none() || !pr.listens() {
@@ -635,7 +639,12 @@ impl<'a> Engine<'a> {
                 .scaled_severity(by_class[pr.nice.class().rank() as usize]);
             if let Some(n) = pr.notifier.observe(seen, self.now) {
                 self.stats.notifications += 1;
-                pr.pending = Some(n);
+                // A process that is computing takes the signal at once; one blocked in a
+                // fault (or waiting for a frame) takes it when the fault completes, as
+                // SIGMEM reaches a process in uninterruptible sleep (section 6.2.4).
+                if pr.pending.replace(n).is_none() && !pr.blocked {
+                    signals.push(i as u32);
+                }
             }
             if let Some(t) = pr.notifier.poll_timeout() {
                 next_repeat = Some(next_repeat.map_or(t, |x: Nanos| x.min(t)));
@@ -644,12 +653,27 @@ impl<'a> Engine<'a> {
         if let Some(t) = next_repeat {
             self.push(t.max(self.now + 1), Ev::Check);
         }
+        for p in signals {
+            self.push(self.now, Ev::Signal(p));
+        }
+    }
+
+    /// Runs a pending notification's handler if the process is still computing (not blocked
+    /// since, not finished, not handled already at a step boundary).
+    fn deliver(&mut self, p: u32) {
+        let pr = &mut self.procs[p as usize];
+        if pr.done.is_some() || pr.blocked {
+            return;
+        }
+        if let Some(n) = pr.pending.take() {
+            self.handle_notification(p, n.severity_s, n.time);
+        }
     }
 
     fn handle_notification(&mut self, p: u32, severity_s: f64, sent: Nanos) {
         self.procs[p as usize]
             .reactions
-            .push((self.now - sent) as f64 / 1e6);
+            .push((sent, (self.now - sent) as f64 / 1e6));
         self.react(p, severity_s);
     }
 
@@ -816,8 +840,16 @@ impl<'a> Engine<'a> {
                     faults: p.faults,
                     pages_read_back: p.pages_read_back,
                     notifications: p.reactions.len() as u64,
-                    reaction_ms_mean: mean(&p.reactions),
-                    reaction_ms_max: p.reactions.iter().copied().fold(0.0, f64::max),
+                    reaction_ms_mean: mean(&p.reactions.iter().map(|r| r.1).collect::<Vec<_>>()),
+                    reaction_ms_max: p.reactions.iter().map(|r| r.1).fold(0.0, f64::max),
+                    reactions: p
+                        .reactions
+                        .iter()
+                        .map(|&(at, ms)| Reaction {
+                            time_s: at as f64 / 1e9,
+                            ms,
+                        })
+                        .collect(),
                     released_mb: p.released_pages as f64 * page_mb,
                     collections: p.collections(),
                 }

@@ -11,7 +11,7 @@ pub mod scenario;
 mod workload;
 
 pub use engine::PAGE;
-pub use report::{MemReport, ProcReport, Sample, SimStats};
+pub use report::{MemReport, ProcReport, Reaction, Sample, SimStats};
 pub use scenario::{parse_scenario, Policy, Scenario, ScenarioError};
 pub use workload::Zipf;
 

@@ -55,7 +55,9 @@ pub struct Proc {
     pub released: Vec<u32>,
     /// Pages given back in all (counted as the engine frees them).
     pub released_pages: u64,
-    pub reactions: Vec<f64>,
+    /// Each notification handled: when it was sent and how long it took to reach the
+    /// handler, ms.
+    pub reactions: Vec<(Nanos, f64)>,
     pub faults: u64,
     /// Of the faults, those read back from the swap area.
     pub pages_read_back: u64,
@@ -292,7 +294,9 @@ impl Proc {
                 .cache
                 .as_ref()
                 .map_or(0.0, |c| c.bytes() as f64 / 1048576.0),
-            Kind::Heap(h) => mb(h.effective_limit() as u64),
+            // The heap's size is what it holds (resident or in swap), not its limit: an
+            // adaptive heap's limit is the 10 GB it may grow to.
+            Kind::Heap(_) => mb(self.vm.iter().filter(|&&s| s != NONE).count() as u64),
             Kind::Malloc(m) => mb(if m.pool_held { m.pool as u64 } else { 0 }),
             _ => 0.0,
         }

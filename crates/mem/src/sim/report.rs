@@ -46,8 +46,21 @@ pub struct ProcReport {
     /// Time from a notification to the process's handler, ms.
     pub reaction_ms_mean: f64,
     pub reaction_ms_max: f64,
+    /// Every notification handled, for a reaction time over part of the run (before and
+    /// after a hog started). Left out of the JSON: there can be thousands.
+    #[serde(skip)]
+    pub reactions: Vec<Reaction>,
     pub released_mb: f64,
     pub collections: u64,
+}
+
+/// One notification handled.
+#[derive(Clone, Copy, Debug)]
+pub struct Reaction {
+    /// When it was sent, s.
+    pub time_s: f64,
+    /// Sent to handler, ms.
+    pub ms: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
