@@ -62,7 +62,11 @@ fn simulate(a: SimulateArgs) -> anyhow::Result<()> {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         crate::output::check_writable(&dir.join("memory.svg"))?;
     }
-    let report = sim::simulate(&scenario, a.seed).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+    let progress = crate::progress::Progress::share("simulating");
+    let report =
+        sim::simulate_with_progress(&scenario, a.seed, &mut |share| progress.set_share(share))
+            .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+    progress.finish();
     print!("{}", table(&report));
     if let Some(path) = &a.json {
         let json = serde_json::json!({ "runs": [report] });

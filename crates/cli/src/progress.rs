@@ -17,6 +17,23 @@ impl Progress {
         Self(bar)
     }
 
+    /// A bar for a share of work done (0 to 1), shown as a percentage.
+    pub fn share(what: &str) -> Self {
+        let bar = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("{msg} [{bar:30}] {percent}% {elapsed}")
+                .expect("a valid template")
+                .progress_chars("=> "),
+        );
+        bar.set_message(what.to_string());
+        Self(bar)
+    }
+
+    /// Moves a [`share`](Self::share) bar to `share` (0 to 1).
+    pub fn set_share(&self, share: f64) {
+        self.0.set_position((share.clamp(0.0, 1.0) * 1000.0) as u64);
+    }
+
     pub fn inc(&self) {
         self.0.inc(1);
     }

@@ -37,8 +37,18 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if let Some(path) = &a.json {
         crate::output::check_writable(path)?;
     }
-    let progress = Progress::new(a.schedulers.len() as u64, "simulating");
-    let results = simulate_each(&jobs, &*disk, &a.schedulers, a.seed, &|| progress.inc())?;
+    // The bar moves within each run, not only as runs end: one run of a long job can take
+    // minutes. Each run's share is kept in thousandths; the bar shows their sum.
+    let progress = Progress::share("simulating");
+    let shares: Vec<std::sync::atomic::AtomicU64> =
+        a.schedulers.iter().map(|_| Default::default()).collect();
+    let on_progress = |i: usize, share: f64| {
+        use std::sync::atomic::Ordering::Relaxed;
+        shares[i].store((share.clamp(0.0, 1.0) * 1000.0) as u64, Relaxed);
+        let sum: u64 = shares.iter().map(|s| s.load(Relaxed)).sum();
+        progress.set_share(sum as f64 / 1000.0 / shares.len() as f64);
+    };
+    let results = simulate_each(&jobs, &*disk, &a.schedulers, a.seed, &on_progress)?;
     progress.finish();
     let runs = results
         .into_iter()

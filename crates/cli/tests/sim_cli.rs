@@ -249,7 +249,7 @@ fn errors_are_one_clear_message_and_bad_destinations_are_refused_before_the_work
     );
     // A file that does not fit on the disk is the job file's error, named once.
     let job = dir.join("big.fio");
-    std::fs::write(&job, "[a]\nrw=read\nsize=100t\n").unwrap();
+    std::fs::write(&job, "[a]\nrw=read\nsize=100g\n").unwrap();
     let err =
         failing(
             bin()

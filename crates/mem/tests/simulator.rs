@@ -184,3 +184,22 @@ fn every_baseline_runs_the_database_with_a_hog() {
         );
     }
 }
+
+/// A long run reports its progress as it goes: shares in [0, 1] that never fall, and the
+/// same result as without.
+#[test]
+fn a_long_run_reports_its_progress_within_the_run() {
+    let s = parse_scenario(&database("", None, "antsched"), "test.toml").unwrap();
+    let mut seen = Vec::new();
+    let with = antsched_mem::sim::simulate_with_progress(&s, 1, &mut |x| seen.push(x)).unwrap();
+    assert!(seen.len() >= 10, "{seen:?}");
+    assert!(seen.iter().all(|s| (0.0..=1.0).contains(s)));
+    assert!(
+        seen.windows(2).all(|w| w[1] >= w[0]),
+        "never falls: {seen:?}"
+    );
+    assert!(seen.last().is_some_and(|&s| s > 0.9), "{seen:?}");
+    let without = simulate(&s, 1).unwrap();
+    assert_eq!(with.duration_s, without.duration_s);
+    assert_eq!(with.pages_read_back, without.pages_read_back);
+}

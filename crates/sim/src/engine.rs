@@ -124,6 +124,8 @@ pub struct Simulation<'a> {
     bytes_served: u64,
     last_completion: Nanos,
     observer: Option<Observer<'a>>,
+    progress: Option<Box<dyn FnMut(f64) + 'a>>,
+    events: u64,
 }
 
 fn buffered_write(job: &Job) -> bool {
@@ -228,7 +230,35 @@ impl<'a> Simulation<'a> {
             bytes_served: 0,
             last_completion: 0,
             observer: None,
+            progress: None,
+            events: 0,
         })
+    }
+
+    /// Calls `f` now and then (every 16,384 events) with the share of the run done, 0 to 1:
+    /// the slowest issuer's share of its work, or of its runtime when that is further along.
+    /// For progress bars; the run's result does not depend on it.
+    pub fn progress(mut self, f: impl FnMut(f64) + 'a) -> Self {
+        self.progress = Some(Box::new(f));
+        self
+    }
+
+    /// The share of the run done (see [`progress`](Self::progress)).
+    fn done_share(&self) -> f64 {
+        self.runs
+            .iter()
+            .filter(|r| !r.done)
+            .map(|r| {
+                let by_time = r.deadline.map(|d| self.now as f64 / d.max(1) as f64);
+                [by_time, r.cursor.fraction()]
+                    .into_iter()
+                    .flatten()
+                    .reduce(f64::max)
+                    .unwrap_or(0.0)
+                    .min(1.0)
+            })
+            .reduce(f64::min)
+            .unwrap_or(1.0)
     }
 
     /// Calls `f` with every request sent to the device and when the device served it (for
@@ -278,6 +308,13 @@ impl<'a> Simulation<'a> {
             }
             debug_assert!(t >= self.now, "time moves forward");
             self.now = t;
+            self.events += 1;
+            if self.events % 16_384 == 0 && self.progress.is_some() {
+                let share = self.done_share();
+                if let Some(f) = self.progress.as_mut() {
+                    f(share);
+                }
+            }
             match e {
                 Some(Event::Issue(i)) => self.issue(i),
                 Some(Event::Complete(id, bytes)) => self.complete(id, bytes),

@@ -81,6 +81,25 @@ impl Cursor {
         self.file
     }
 
+    /// How much of its work the issuer has issued, 0 to 1, for progress: its byte or I/O
+    /// budget, or else its single pass over its regions. None for a pass that wraps with no
+    /// budget (a time-based job: its time is the measure).
+    pub fn fraction(&self) -> Option<f64> {
+        let of = |done: u64, all: u64| (done as f64 / all.max(1) as f64).min(1.0);
+        let by_budget = [
+            self.budget_bytes.map(|b| of(self.issued_bytes, b)),
+            self.budget_ios.map(|n| of(self.issued_ios, n)),
+        ]
+        .into_iter()
+        .flatten()
+        .reduce(f64::max);
+        if by_budget.is_some() || self.wraps {
+            return by_budget;
+        }
+        let all: u64 = self.regions.iter().map(|r| r.len).sum();
+        Some(of(self.pos.iter().sum(), all))
+    }
+
     fn budget_left(&self) -> bool {
         self.budget_bytes.is_none_or(|b| self.issued_bytes < b)
             && self.budget_ios.is_none_or(|n| self.issued_ios < n)

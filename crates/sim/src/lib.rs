@@ -75,8 +75,9 @@ pub fn disk_model(name_or_path: &str) -> Result<Box<dyn DeviceModel>, SimError> 
     })
 }
 
-/// Runs `jobs` under each of `specs`, in parallel, each on a fresh copy of `disk`. `done` is
-/// called as each run finishes (for progress bars). Results come back in the order of `specs`.
+/// Runs `jobs` under each of `specs`, in parallel, each on a fresh copy of `disk`.
+/// `progress(i, share)` is called now and then with the share of run `i` done (0 to 1), and
+/// with 1 when it ends (for progress bars). Results come back in the order of `specs`.
 ///
 /// The job's layout on the disk is the same under every scheduler, so it is compiled once: a
 /// job that does not fit is the outer error, reported before any run, not once per scheduler.
@@ -85,7 +86,7 @@ pub fn simulate_each(
     disk: &dyn DeviceModel,
     specs: &[String],
     seed: u64,
-    done: &(dyn Fn() + Sync),
+    progress: &(dyn Fn(usize, f64) + Sync),
 ) -> Result<Vec<Result<RunReport, SimError>>, SimError> {
     use rayon::prelude::*;
     let workload = workload::compile(jobs, disk.capacity_sectors(), seed)?;
@@ -93,9 +94,10 @@ pub fn simulate_each(
     Ok(models
         .into_par_iter()
         .zip(specs.par_iter())
-        .map(|(m, spec)| {
-            let r = run_compiled(jobs, &workload, m, spec, seed);
-            done();
+        .enumerate()
+        .map(|(i, (m, spec))| {
+            let r = run_compiled(jobs, &workload, m, spec, seed, &|share| progress(i, share));
+            progress(i, 1.0);
             r
         })
         .collect())
@@ -110,7 +112,7 @@ pub fn simulate(
     seed: u64,
 ) -> Result<RunReport, SimError> {
     let workload = workload::compile(jobs, disk.capacity_sectors(), seed)?;
-    run_compiled(jobs, &workload, disk, spec, seed)
+    run_compiled(jobs, &workload, disk, spec, seed, &|_| {})
 }
 
 /// [`simulate`] with the workload already compiled for this disk and seed.
@@ -120,11 +122,14 @@ fn run_compiled(
     disk: Box<dyn DeviceModel>,
     spec: &str,
     seed: u64,
+    progress: &dyn Fn(f64),
 ) -> Result<RunReport, SimError> {
     let device = SharedDevice::new(disk);
     let env = device.build_env(seed);
     let sched = antsched_core::build(spec, &env)?;
-    let mut report = engine::Simulation::new(jobs, workload, sched, device)?.run()?;
+    let mut report = engine::Simulation::new(jobs, workload, sched, device)?
+        .progress(progress)
+        .run()?;
     report.seed = seed;
     Ok(report)
 }

@@ -690,7 +690,16 @@ fn options_that_would_make_a_job_unbounded_are_refused_at_their_line() {
     // A flush every nanosecond.
     let e = parse_err("[a]\nrw=write\nsize=1m\nantsched_writeback_interval=1ns\n");
     assert_error(&e, 4, "antsched_writeback_interval");
+    // A time-based run of two hours, and two billion I/Os: hours to simulate.
+    let e = parse_err("[a]\nrw=randread\nsize=1g\ntime_based=1\nruntime=7200s\n");
+    assert_error(&e, 5, "runtime");
+    let e = parse_err("[a]\nrw=read\nbs=512\nsize=1g\nio_size=1t\n");
+    assert_error(&e, 5, "io_size");
+    let e = parse_err("[a]\nrw=read\nbs=512\nsize=1g\nnumjobs=64\n");
+    assert_error(&e, 4, "size");
     // The limits themselves are allowed.
+    parse("[a]\nrw=randread\nsize=1g\ntime_based=1\nruntime=3600s\n");
+    parse("[a]\nrw=read\nbs=512\nsize=1g\nio_size=51200000000\n");
     parse("[a]\nrw=read\nsize=4g\nbs=1g\nantsched_split=262144\n");
     parse("[a]\nrw=write\nsize=1m\nantsched_writeback_interval=1ms\n");
     parse("[a]\nrw=read\nbs=512\nfilesize=512\nnrfiles=1000000\n");
@@ -717,6 +726,16 @@ fn each_limit_names_the_flag_that_raises_it_and_raising_it_allows_the_job() {
             "--limit writeback_interval=500000ns",
             "writeback_interval=500us",
         ),
+        (
+            "[a]\nrw=randread\nsize=1g\ntime_based=1\nruntime=7200s\n",
+            "--limit runtime=7200s",
+            "runtime=7200s",
+        ),
+        (
+            "[a]\nrw=read\nbs=512\nsize=1g\nio_size=1t\n",
+            "--limit ios=2147483648",
+            "ios=2147483648",
+        ),
     ];
     for (text, named, flag) in cases {
         let e = parse_err(text).to_string();
@@ -730,6 +749,8 @@ fn each_limit_names_the_flag_that_raises_it_and_raising_it_allows_the_job() {
         match flag.split_once('=').unwrap() {
             ("files", _) => short.files = 1_199_999,
             ("pieces", _) => short.pieces = 2_097_151,
+            ("runtime", _) => short.runtime_ns = 7_199_999_999_999,
+            ("ios", _) => short.ios = 2_147_483_647,
             (_, _) => short.writeback_interval_ns = 500_001,
         }
         assert!(fio::parse_with(text, "test.fio", &short).is_err(), "{flag}");

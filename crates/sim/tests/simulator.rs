@@ -706,7 +706,13 @@ fn a_class_per_clone_is_laid_out_without_a_scan_per_clone() {
             "[a]\nrw=read\nbs=64k\nsize=64k\nnumjobs=65536\n",
         ),
     ] {
-        let jobs = parse(text, name).unwrap();
+        // 65,536 clones of 4,096 reads each would take hours to simulate (the `ios` limit
+        // says so); the layout is what this test times.
+        let limits = antsched_sim::fio::Limits {
+            ios: u64::MAX,
+            ..Default::default()
+        };
+        let jobs = antsched_sim::fio::parse_with(text, name, &limits).unwrap();
         let t = std::time::Instant::now();
         let w = workload::compile(&jobs, disk.capacity_sectors(), 1).unwrap();
         let took = t.elapsed();
@@ -719,5 +725,44 @@ fn a_class_per_clone_is_laid_out_without_a_scan_per_clone() {
             took < std::time::Duration::from_secs(2),
             "{name}: {took:?} to lay out"
         );
+    }
+}
+
+/// A long run reports its progress as it goes, not only when it ends: shares in [0, 1] that
+/// never fall, for a size-based job and a time-based one, and the same result as without.
+#[test]
+fn a_long_run_reports_its_progress_within_the_run() {
+    use std::sync::Mutex;
+    for text in [
+        "[global]\nrw=randread\nbs=4k\nsize=256m\nioengine=psync\ndirect=1\n[a]\nfilename=a\n",
+        "[global]\nrw=randread\nbs=4k\nsize=1g\nioengine=psync\ndirect=1\ntime_based=1\n\
+         runtime=400s\n[a]\nfilename=a\n",
+    ] {
+        let jobs = job(text);
+        let disk = disk_model("deskstar-34gxp").unwrap();
+        let seen = Mutex::new(Vec::new());
+        let runs = antsched_sim::simulate_each(
+            &jobs,
+            &*disk,
+            &["as-aged-sptf".to_string()],
+            1,
+            &|i, share| seen.lock().unwrap().push((i, share)),
+        )
+        .unwrap();
+        let seen = seen.into_inner().unwrap();
+        let within: Vec<f64> = seen.iter().map(|s| s.1).filter(|&s| s < 1.0).collect();
+        assert!(within.len() >= 2, "progress within the run: {seen:?}");
+        assert!(seen
+            .iter()
+            .all(|&(i, s)| i == 0 && (0.0..=1.0).contains(&s)));
+        assert!(
+            seen.windows(2).all(|w| w[1].1 >= w[0].1),
+            "never falls: {seen:?}"
+        );
+        assert_eq!(seen.last().map(|s| s.1), Some(1.0));
+        let mut with = runs.into_iter().next().unwrap().unwrap();
+        let without = sim(text, "as-aged-sptf", 1);
+        with.sim = without.sim;
+        assert_eq!(with, without);
     }
 }

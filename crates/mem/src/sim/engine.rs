@@ -220,9 +220,22 @@ impl<'a> Engine<'a> {
     }
 
     /// Runs to the end: every finite process done, or the time limit.
-    pub fn run(mut self) -> MemReport {
+    pub fn run(self) -> MemReport {
+        self.run_with_progress(&mut |_| {})
+    }
+
+    /// [`run`](Self::run), calling `progress` now and then (every 16,384 events) with the
+    /// share of the run done, 0 to 1: the slowest process's share of its work, or of the
+    /// time limit when that is further along. For progress bars; the result does not depend
+    /// on it.
+    pub fn run_with_progress(mut self, progress: &mut dyn FnMut(f64)) -> MemReport {
         let started = std::time::Instant::now();
+        let mut events = 0u64;
         while let Some(Reverse((at, _, ev))) = self.events.pop() {
+            events += 1;
+            if events % 16_384 == 0 {
+                progress(self.done_share());
+            }
             if at > self.end {
                 self.now = self.end;
                 break;
@@ -266,6 +279,19 @@ impl<'a> Engine<'a> {
         self.sample();
         let wall = started.elapsed().as_secs_f64();
         self.report(wall)
+    }
+
+    /// The share of the run done (see [`run_with_progress`](Self::run_with_progress)).
+    fn done_share(&self) -> f64 {
+        let by_time = self.now as f64 / self.end.max(1) as f64;
+        self.procs
+            .iter()
+            .filter(|p| p.done.is_none())
+            .filter_map(|p| p.fraction())
+            .reduce(f64::min)
+            .unwrap_or(1.0)
+            .max(by_time)
+            .min(1.0)
     }
 
     // ---- processes ----

@@ -19,3 +19,12 @@ pub use workload::Zipf;
 pub fn simulate(scenario: &Scenario, seed: u64) -> Result<MemReport, String> {
     Ok(engine::Engine::new(scenario, seed)?.run())
 }
+
+/// [`simulate`], calling `progress` now and then with the share of the run done (0 to 1).
+pub fn simulate_with_progress(
+    scenario: &Scenario,
+    seed: u64,
+    progress: &mut dyn FnMut(f64),
+) -> Result<MemReport, String> {
+    Ok(engine::Engine::new(scenario, seed)?.run_with_progress(progress))
+}

@@ -255,6 +255,18 @@ impl Proc {
         !matches!(self.kind, Kind::Hog(_))
     }
 
+    /// How much of its work it has done, 0 to 1 (a hog's is never done: None).
+    pub fn fraction(&self) -> Option<f64> {
+        let of = |done: u64, all: u64| (done as f64 / all.max(1) as f64).min(1.0);
+        match &self.kind {
+            Kind::Cache(c) => Some(of(c.queries, c.spec.queries)),
+            Kind::Heap(h) => Some(of(h.allocated, h.total)),
+            Kind::Malloc(m) => Some(of(m.refs, m.spec.refs)),
+            Kind::Zipf(z) => Some(of(z.refs, z.spec.refs)),
+            Kind::Hog(_) => None,
+        }
+    }
+
     /// Whether it subscribes to notifications (elastic processes do; a hog does not).
     pub fn listens(&self) -> bool {
         match &self.kind {

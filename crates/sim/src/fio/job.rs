@@ -742,6 +742,54 @@ fn check(job: &Job, origin: &str, limits: &Limits) -> Result<(), FioError> {
             ),
         ));
     }
+    // A run's cost grows with the I/Os it does: a time-based run with its runtime (how many
+    // fit depends on the disk: a fast one serves a hundred thousand a second), any other with
+    // its bytes over its block size. Both are bounded before the run, so that no valid job
+    // file runs for hours without having asked for it.
+    if let (true, Some(runtime)) = (job.time_based, job.runtime_ns) {
+        if runtime > limits.runtime_ns {
+            return Err(conflict(
+                "runtime",
+                format!(
+                    "runs for {} s of the disk's time; a time-based run may last at most {} s (on \
+                     a fast disk, about a hundred thousand I/Os a second to simulate): give a \
+                     shorter runtime, or raise the limit with `--limit runtime={}s`",
+                    runtime / 1_000_000_000,
+                    limits.runtime_ns / 1_000_000_000,
+                    runtime.div_ceil(1_000_000_000)
+                ),
+            ));
+        }
+    } else {
+        let bytes = job.io_size.or(job.size).or(job
+            .file_size()
+            .map(|f| f.saturating_mul(u64::from(job.nrfiles))));
+        if let Some(bytes) = bytes {
+            let per_clone = bytes
+                .div_ceil(job.bs.max(1))
+                .min(job.number_ios.unwrap_or(u64::MAX));
+            let ios = per_clone.saturating_mul(u64::from(job.numjobs));
+            if ios > limits.ios {
+                let option = if job.io_size.is_some() {
+                    "io_size"
+                } else if job.size.is_some() {
+                    "size"
+                } else {
+                    "filesize"
+                };
+                return Err(conflict(
+                    option,
+                    format!(
+                        "asks for {ios} I/Os ({bytes} bytes in {}-byte blocks, times numjobs={}); \
+                         a job may do at most {} (a hundred million take a minute or two to \
+                         simulate): give less, a larger bs, or raise the limit with \
+                         `--limit ios={ios}`",
+                        job.bs, job.numjobs, limits.ios
+                    ),
+                ));
+            }
+        }
+    }
     // Write-back every nanosecond schedules a flush per nanosecond of a run that lasts
     // seconds: no run ends. Linux's own period (dirty_writeback_centisecs) has a unit of 10 ms.
     if job.writeback_interval_ns < limits.writeback_interval_ns {
@@ -764,6 +812,14 @@ fn check(job: &Job, origin: &str, limits: &Limits) -> Result<(), FioError> {
 
 /// The most pieces `antsched_split` may cut one request into (by default; see [`Limits`]).
 pub const MAX_PIECES: u64 = 4096;
+
+/// The longest `runtime` of a time-based job (by default; see [`Limits`]): 1 h. On a fast
+/// disk that is some 360 million I/Os to simulate, a few minutes.
+pub const MAX_RUNTIME_NS: u64 = 3_600_000_000_000;
+
+/// The most I/Os one job that is not time-based may ask for (by default; see [`Limits`]):
+/// 100 million, about a minute or two to simulate.
+pub const MAX_IOS: u64 = 100_000_000;
 
 /// The shortest `antsched_writeback_interval` (by default; see [`Limits`]): 1 ms.
 pub const MIN_WRITEBACK_INTERVAL_NS: u64 = 1_000_000;
@@ -789,6 +845,10 @@ pub struct Limits {
     pub pieces: u64,
     /// `writeback_interval`: the shortest `antsched_writeback_interval`, in nanoseconds.
     pub writeback_interval_ns: u64,
+    /// `runtime`: the longest `runtime` of a time-based job, in nanoseconds.
+    pub runtime_ns: u64,
+    /// `ios`: the most I/Os one job (all its clones) may ask for, when it is not time-based.
+    pub ios: u64,
 }
 
 impl Default for Limits {
@@ -797,6 +857,8 @@ impl Default for Limits {
             files: MAX_FILES,
             pieces: MAX_PIECES,
             writeback_interval_ns: MIN_WRITEBACK_INTERVAL_NS,
+            runtime_ns: MAX_RUNTIME_NS,
+            ios: MAX_IOS,
         }
     }
 }
@@ -804,7 +866,8 @@ impl Default for Limits {
 impl Limits {
     /// The keys [`set`](Self::set) takes, with their defaults, for messages.
     pub const KEYS: &'static str =
-        "files=N (default 1000000), pieces=N (default 4096), writeback_interval=DURATION (default 1ms)";
+        "files=N (default 1000000), pieces=N (default 4096), writeback_interval=DURATION (default 1ms), \
+         runtime=DURATION (default 3600s), ios=N (default 100000000)";
 
     /// Sets one limit from `KEY=VALUE` (`files=2000000`, `pieces=8192`,
     /// `writeback_interval=100us`). The error says what is valid.
@@ -822,6 +885,15 @@ impl Limits {
         };
         match key.trim() {
             "files" => self.files = count(value)?,
+            "ios" => self.ios = count(value)?,
+            "runtime" => {
+                let ns = antsched_core::spec::parse_duration(value)
+                    .map_err(|e| format!("`runtime`: {e}"))?;
+                if ns == 0 {
+                    return Err("`runtime` must be above 0, as in runtime=7200s".into());
+                }
+                self.runtime_ns = ns;
+            }
             "pieces" => self.pieces = count(value)?,
             "writeback_interval" => {
                 let ns = antsched_core::spec::parse_duration(value)

@@ -487,7 +487,7 @@ mod tests {
 
     #[test]
     fn error_at_names_the_option_line() {
-        let file = parse("[global]\nsize=10t\n[j]\nfilename=/dev/sdb\n", "disk.fio").unwrap();
+        let file = parse("[global]\nsize=100g\n[j]\nfilename=/dev/sdb\n", "disk.fio").unwrap();
         let job = &file.jobs[0];
         let e = file.error_at(job, "size", "is larger than the device (37 GB)");
         assert_eq!(
