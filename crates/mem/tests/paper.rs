@@ -101,31 +101,45 @@ fn section_6_3_the_heap_cliff_and_the_adaptation_that_removes_it() {
     );
 }
 
-/// Section 4.5 at eta = 5: each cache's steady-state performance against an even split
-/// within 10% of Eqs. 4.6 and 4.7, and the niced one holds less memory. (At eta = 32 the
-/// LRU-ordered caches depart further from the model; the report gives the measured
-/// exponent.)
+/// Section 4.5 at eta = 5 and 32: the memory split within 5% of Eq. 4.5, the other cache's
+/// performance against an even split within 10% of Eq. 4.7, and the niced cache's within 15%
+/// of what a cache of exactly the most popular results in the same memory would have (at
+/// eta = 32 that is a cache of a few hundred results, whose frequencies it learns from a
+/// few thousand queries). (Eq. 4.6 takes
+/// the hit rate as the power law M^(1 - alpha), which leaves out the head of the Zipf
+/// distribution; for the niced cache's few hundred results at eta = 32 that is 20% and
+/// more, and the report says so with the exact figure.)
 #[test]
-fn section_4_5_equilibrium_at_eta_5_follows_eqs_4_6_and_4_7() {
-    let (_, e) = run(|n| n.starts_with("eq-") && !n.ends_with("eta32"));
+fn section_4_5_equilibrium_follows_eqs_4_5_to_4_7() {
+    let (_, e) = run(|n| n.starts_with("eq-"));
     for alpha in paper::ALPHAS {
-        for which in ["niced cache's performance", "other cache's performance"] {
-            let (ours, model, _) = row(
-                &e,
-                "mem-equilibrium",
-                &format!("alpha {alpha}, eta 5: {which}"),
-            );
-            let model = model.unwrap();
+        for eta in [5, 32] {
+            let at = |which: &str| {
+                row(
+                    &e,
+                    "mem-equilibrium",
+                    &format!("alpha {alpha}, eta {eta}: {which}"),
+                )
+            };
+            let (share, model, _) = at("other cache's share");
             assert!(
-                (ours / model - 1.0).abs() < 0.10,
-                "alpha {alpha}: {which} {ours:.3} against {model:.3}"
+                (share / model.unwrap() - 1.0).abs() < 0.05,
+                "alpha {alpha} eta {eta}: share {share:.3} against {:.3}",
+                model.unwrap()
+            );
+            let (other, model, _) = at("other cache's performance");
+            assert!(
+                (other / model.unwrap() - 1.0).abs() < 0.10,
+                "alpha {alpha} eta {eta}: other {other:.3} against {:.3}",
+                model.unwrap()
+            );
+            let (niced, _, _) = at("niced cache's performance");
+            let (ideal, _, _) = at("the same for a cache of the most popular");
+            assert!(
+                (niced / ideal - 1.0).abs() < 0.15 && niced < 1.0,
+                "alpha {alpha} eta {eta}: niced {niced:.3} against {ideal:.3} for the most \
+                 popular results"
             );
         }
-        let (share, model, _) = row(
-            &e,
-            "mem-equilibrium",
-            &format!("alpha {alpha}, eta 5: other cache's share"),
-        );
-        assert!(share > 0.7 && share <= model.unwrap() + 0.02, "{share}");
     }
 }

@@ -131,6 +131,9 @@ pub fn atis(a: &Atis) -> String {
     s
 }
 
+/// The equilibrium caches' catalogue: distinct queries, each result a page.
+pub const EQ_DISTINCT: u64 = 2_000_000;
+
 /// Section 4.5's two identical Zipf caches, the first niced by `eta` (weight `eta`): a miss
 /// costs 5 ms, a hit 0.5 ms, results are a page.
 pub fn two_caches(eta: f64, alpha: f64, queries: u64, disk: &str) -> String {
@@ -143,7 +146,7 @@ pub fn two_caches(eta: f64, alpha: f64, queries: u64, disk: &str) -> String {
         let _ = writeln!(
             s,
             "[[process]]\nname = \"{name}\"\nkind = \"cache\"\nweight = {w}\nqueries = {queries}\n\
-             distinct = 2000000\nalpha = {alpha}\ncost_ms = [5, 5]\nhit_ms = 0.5\nthink_ms = 1\n"
+             distinct = {EQ_DISTINCT}\nalpha = {alpha}\ncost_ms = [5, 5]\nhit_ms = 0.5\nthink_ms = 1\n"
         );
     }
     s

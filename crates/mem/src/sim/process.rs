@@ -11,7 +11,7 @@ use super::scenario::{
     CacheSpec, HeapSpec, HogSpec, MallocSpec, ProcessKind, ProcessSpec, ZipfSpec,
 };
 use super::workload::{log_uniform, rng_for, Zipf};
-use crate::cache::{AdaptiveCache, CacheConfig, EntryCost};
+use crate::cache::{AdaptiveCache, CacheConfig, EntryCost, ReleaseOrder};
 use crate::cost::PagingCost;
 use crate::nice::MemNice;
 use crate::notify::{Notification, Notifier};
@@ -90,6 +90,33 @@ pub struct CacheState {
     /// When the PSI baseline's hold on growth ends.
     cap_until: Option<Nanos>,
     last_halve: Option<Nanos>,
+    /// How often each query was asked so far (hit or miss), kept beyond the life of its
+    /// cached result: the database's query statistics. Only for the least-amortized-cost
+    /// order, which prices a result by its frequency (see `reuse_p`).
+    uses: Vec<u32>,
+    /// The paging cost (Eq. 4.2) at the severity last told, per second of holding a page;
+    /// None until the first notification.
+    paging_per_s: Option<f64>,
+}
+
+impl CacheState {
+    /// The probability that query `q`'s result is used again while keeping it is worth it:
+    /// the thesis's database noted each buffer's "frequency of access to guess the
+    /// probability of future accesses" (section 6.2.3). Without it Eq. 4.3 ranks results by
+    /// recency alone, and a rarely asked result that happens to be recent outlives a
+    /// popular one that happens to be idle: LRU, where section 4.5's equilibrium assumes
+    /// the frequency order (T ≈ 1/F(M)). The horizon is the idle time after which a result
+    /// of this regeneration cost is cheaper to drop than paging at the last S (Eq. 4.3 with
+    /// p = 1 against Eq. 4.2); the frequency is the query's asks over the process's life.
+    /// Before any notification there is no horizon, and p is 1.
+    fn reuse_p(&self, q: u32, regen_s: f64, life_s: f64) -> f64 {
+        let (Some(paging), Some(&uses)) = (self.paging_per_s, self.uses.get(q as usize)) else {
+            return 1.0;
+        };
+        let horizon = regen_s / paging.max(f64::MIN_POSITIVE);
+        let rate = uses as f64 / life_s.max(1.0);
+        -(-rate * horizon).exp_m1()
+    }
 }
 
 pub struct HogState {
@@ -156,6 +183,8 @@ impl Proc {
                         adaptive: adaptive && size.is_none(),
                     })),
                 };
+                let by_frequency = c.order == ReleaseOrder::LeastAmortizedCost
+                    && cache.as_ref().is_some_and(|k| k.config().adaptive);
                 Kind::Cache(Box::new(CacheState {
                     popularity: Zipf::new(c.distinct, c.alpha),
                     data: Zipf::new(data_pages as u64, c.data_alpha),
@@ -168,6 +197,12 @@ impl Proc {
                     hits: 0,
                     cap_until: None,
                     last_halve: None,
+                    uses: if by_frequency {
+                        vec![0; c.distinct.min(u32::MAX as u64) as usize]
+                    } else {
+                        Vec::new()
+                    },
+                    paging_per_s: None,
                 }))
             }
             ProcessKind::Hog(h) => Kind::Hog(HogState {
@@ -323,6 +358,9 @@ impl Proc {
     /// The next step, or None when the process has finished its work.
     pub fn plan(&mut self, now: Nanos) -> Option<Step> {
         let mut step = Step::default();
+        let life_s = self
+            .started
+            .map_or(0.0, |s| now.saturating_sub(s) as f64 / 1e9);
         match &mut self.kind {
             Kind::Cache(c) => {
                 if c.queries >= c.spec.queries {
@@ -330,6 +368,9 @@ impl Proc {
                 }
                 c.queries += 1;
                 let q = c.popularity.sample(&mut c.rng) as u32;
+                if let Some(n) = c.uses.get_mut(q as usize) {
+                    *n = n.saturating_add(1);
+                }
                 let think = ms(c.spec.think_ms);
                 let hit = match c.cache.as_mut() {
                     Some(cache) => cache.get(&q, now),
@@ -364,13 +405,15 @@ impl Proc {
                             let victims = cache.evict_for(bytes, now);
                             let first = c.entries.alloc(&mut self.vm, c.data_pages, n);
                             c.entries.drop_all(victims, &mut self.released);
+                            let reuse_p = c.reuse_p(q, cost / 1e3, life_s);
+                            let cache = c.cache.as_mut().expect("a cache");
                             cache.insert(
                                 q,
                                 bytes,
                                 EntryCost {
                                     free_cost_s: 0.0,
                                     regen_cost_s: cost / 1e3,
-                                    reuse_p: 1.0,
+                                    reuse_p,
                                 },
                                 now,
                             );
@@ -505,6 +548,7 @@ impl Proc {
                 let Some(cache) = c.cache.as_mut() else {
                     return false;
                 };
+                c.paging_per_s = Some(paging.amortized(severity_s));
                 let round = cache.release_round(severity_s, s_max, paging, now);
                 c.entries.drop_all(round.released, &mut self.released);
                 round.more
