@@ -72,11 +72,16 @@ pub mod cgroup;
 pub mod client;
 pub mod daemon;
 pub mod page;
+pub mod pressure_socket;
+pub mod sigmem;
 pub mod source;
 
 pub use cgroup::{parse_size, pressure_twin, CgroupError, RunGroup, RUN_PARENT, UNIFIED_ROOT};
-pub use client::{connect, connect_domain, govern, list_domains, Client, ClientError};
+pub use client::{
+    connect, connect_domain, govern, list_domains, register_sigmem, Client, ClientError,
+};
 pub use daemon::{Config, Daemon, Error, Governor, Stopper, DEFAULT_PSI_TRIGGER, MACHINE};
+pub use pressure_socket::DEFAULT_PRESSURE_SOCKET;
 pub use source::{
     CgroupSource, DiskChoice, ObservationSource, ProcSource, SourceError, MEMCG_V1_ROOT,
 };
