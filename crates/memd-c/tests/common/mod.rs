@@ -88,7 +88,8 @@ pub struct TempDir(pub PathBuf);
 
 impl TempDir {
     pub fn new(name: &str) -> Self {
-        let d = std::env::temp_dir().join(format!("antsched-memd-c-{}-{name}", std::process::id()));
+        let d =
+            std::env::temp_dir().join(format!("antsched-memd-ffi-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         Self(d)
