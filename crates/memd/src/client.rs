@@ -135,8 +135,8 @@ pub fn govern(path: impl AsRef<Path>, cgroup: &Path) -> Result<String, ClientErr
 /// [`crate::sigmem::default_signal`] unless the program chose another) to it with S in ms as
 /// `si_value.sival_int`, on the eventfd's rule, until the process exits. `domain` names the
 /// domain (the machine when None). `signo` 0 unregisters it. The caller must be root or own
-/// the process. The process must catch or block the signal: until it does, the daemon skips
-/// it (a real-time signal's default action is to terminate).
+/// the process. The process must have a handler for the signal: until it does, the daemon
+/// skips it (a real-time signal's default action is to terminate).
 pub fn register_sigmem(
     path: impl AsRef<Path>,
     pid: i32,

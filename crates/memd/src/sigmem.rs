@@ -22,12 +22,18 @@
 //!   reused between the requester naming it and the daemon opening the pidfd (a requester that
 //!   names a process it does not hold, such as an exited child it has reaped) registers the new
 //!   process, subject to the same uid check.
-//! - **Never the default action**: a real-time signal that is neither caught nor blocked
-//!   terminates its target. Before each send the daemon reads the target's `SigCgt` and
-//!   `SigBlk` (`/proc/PID/status`) and skips the notification when the signal is neither, so
-//!   a program that registers before it installs its handler (`mem run --sigmem` registers
-//!   CMD before CMD runs) is not killed; the notification is not lost for good either, since
-//!   the Notifier is only advanced when a signal is sent.
+//! - **Never the default action**: a real-time signal that is not caught terminates its
+//!   target. Before each send the daemon reads the target's `SigCgt` (`/proc/PID/status`)
+//!   and skips the notification when the signal has no handler, so a program that registers
+//!   before it installs its handler (`mem run --sigmem` registers CMD right after it starts)
+//!   is not killed; the notification is not lost for good either, since the Notifier is only
+//!   advanced when a signal is sent. A blocked signal does not count: glibc blocks every
+//!   signal in a thread while it creates another (`pthread_create`), so a mask read at that
+//!   moment says nothing, and a signal queued then would be delivered, uncaught, once the
+//!   mask is restored (a test saw exactly that). A program that consumes SIGMEM with
+//!   `signalfd` or `sigwaitinfo` therefore also installs a handler (any one: a blocked
+//!   signal stays pending for the descriptor). The one window left: a program that resets
+//!   the handler to the default between the daemon's look and the send.
 //! - At most [`MAX_REGISTRATIONS`]; dead ones are swept before a new one is refused.
 
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -214,9 +220,9 @@ impl Registry {
             if probe.observe(s, now).is_none() {
                 continue;
             }
-            match handles(e.pid, e.signo) {
+            match catches(e.pid, e.signo) {
                 Some(true) => {}
-                // Neither caught nor blocked: the signal would kill it; try again later.
+                // No handler: the signal would kill it; try again later.
                 Some(false) => continue,
                 None => {
                     dead.push(e.pid);
@@ -246,17 +252,15 @@ fn status_field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
         .map(str::trim)
 }
 
-/// Whether process `pid` catches or blocks `signo` (`SigCgt` or `SigBlk`); None when it is
-/// gone.
-fn handles(pid: i32, signo: i32) -> Option<bool> {
+/// Whether process `pid` has a handler for `signo` (`SigCgt`); None when it is gone.
+fn catches(pid: i32, signo: i32) -> Option<bool> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let bit = 1u64 << (signo - 1);
-    let has = |key| {
-        status_field(&status, key)
+    Some(
+        status_field(&status, "SigCgt:")
             .and_then(|h| u64::from_str_radix(h, 16).ok())
-            .is_some_and(|m| m & bit != 0)
-    };
-    Some(has("SigCgt:") || has("SigBlk:"))
+            .is_some_and(|m| m & bit != 0),
+    )
 }
 
 /// The kernel's `siginfo_t` for `SI_QUEUE` (the `_rt` member of its union), padded to its

@@ -27,13 +27,12 @@ impl Daemon {
         let s_max = self.config.severity.s_max;
         self.sigmem
             .register(&self.clients[i].stream, pid, signo, id, s_max)?;
-        let what = if signo == 0 {
+        // The loop logs it with the client's id.
+        Ok(if signo == 0 {
             format!("sigmem {pid} off")
         } else {
             format!("sigmem {pid} {signo} {dname}")
-        };
-        self.log(format_args!("{what}"));
-        Ok(what)
+        })
     }
 
     /// The events of the pressure socket's descriptors, in the order it added them.
