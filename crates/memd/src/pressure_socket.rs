@@ -245,7 +245,13 @@ fn peer_cgroup(stream: &UnixStream) -> Option<String> {
     let cred = rustix::net::sockopt::socket_peercred(stream).ok()?;
     let text =
         std::fs::read_to_string(format!("/proc/{}/cgroup", cred.pid.as_raw_nonzero())).ok()?;
-    memory_cgroup(&text).map(|p| format!("{MEMCG_V1_ROOT}{p}"))
+    let path = format!("{MEMCG_V1_ROOT}{}", memory_cgroup(&text)?);
+    // The daemon names a group by its canonical path.
+    Some(
+        std::fs::canonicalize(&path)
+            .map(|p| p.display().to_string())
+            .unwrap_or(path),
+    )
 }
 
 /// The path of the `memory` controller's line of a `/proc/PID/cgroup`.

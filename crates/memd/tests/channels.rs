@@ -14,8 +14,8 @@ use antsched_core::Nanos;
 use antsched_mem::cost::PagingCost;
 use antsched_mem::record::{Estimator, Observation};
 use antsched_memd::{
-    list_domains, register_sigmem, sigmem, ClientError, Config, Daemon, ObservationSource,
-    SourceError, Stopper,
+    govern, list_domains, register_sigmem, sigmem, ClientError, Config, Daemon, Governor,
+    ObservationSource, RunGroup, SourceError, Stopper, RUN_PARENT,
 };
 
 const GIB: u64 = 1 << 30;
@@ -61,8 +61,20 @@ struct Running {
 
 impl Running {
     fn start(config: Config, source: Box<dyn ObservationSource>) -> Self {
+        Self::start_governing(config, source, None)
+    }
+
+    /// With `govern` requests under antsched's parent answered by `governor`.
+    fn start_governing(
+        config: Config,
+        source: Box<dyn ObservationSource>,
+        governor: Option<Governor>,
+    ) -> Self {
         let socket = config.socket.clone();
         let mut daemon = Daemon::bind(config, source).unwrap();
+        if let Some(g) = governor {
+            daemon.allow_govern(RUN_PARENT, g);
+        }
         let stopper = daemon.stopper();
         let thread = std::thread::spawn(move || daemon.run());
         Self {
@@ -379,4 +391,119 @@ fn the_pressure_socket_speaks_systemds_protocol() {
     assert!(program.event(PATIENCE), "the good program is still told");
     drop(d);
     assert!(!pressure.exists(), "the socket is removed on stop");
+}
+
+/// The env variable that makes this test binary the pressure-socket child: the socket's path.
+const PRESSURE_CHILD: &str = "ANTSCHED_PRESSURE_CHILD";
+
+/// The child: waits for "go" on stdin (by then it is in the group), connects as sd-event
+/// does, says "connected", and says "event" when one comes (or "timeout").
+#[test]
+fn pressure_child() {
+    let Ok(path) = std::env::var(PRESSURE_CHILD) else {
+        return; // Only when run as the child.
+    };
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).unwrap();
+    assert_eq!(line, "go\n");
+    let program = SdEventLike::connect(Path::new(&path));
+    println!("\nconnected");
+    std::io::stdout().flush().unwrap();
+    let said = if program.event(PATIENCE) {
+        "event"
+    } else {
+        "timeout"
+    };
+    println!("\n{said}");
+    std::io::stdout().flush().unwrap();
+}
+
+/// A program in a governed group hears its group's decisions on the pressure socket (found
+/// from its pid), not the machine's: the group's S halves while the machine's stays at S_max.
+/// Root and the v1 memory controller; skips with the reason elsewhere, and fails instead with
+/// ANTSCHED_REQUIRE_FUSE=1.
+#[test]
+fn the_pressure_socket_tells_a_program_in_a_group_its_groups_decisions() {
+    if std::env::var(CHILD).is_ok() || std::env::var(PRESSURE_CHILD).is_ok() {
+        return;
+    }
+    let why = if !Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").is_file() {
+        Some("no cgroup v1 memory hierarchy at /sys/fs/cgroup/memory")
+    } else if !rustix::process::geteuid().is_root() {
+        Some("not root: cannot make a memory cgroup")
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        if std::env::var("ANTSCHED_REQUIRE_FUSE").as_deref() == Ok("1") {
+            panic!("ANTSCHED_REQUIRE_FUSE=1 but the test cannot run: {why}");
+        }
+        eprintln!("skipping: {why}");
+        return;
+    }
+    let dir = TempDir::new("pressure-group");
+    let group = RunGroup::create(
+        Path::new(RUN_PARENT),
+        &format!("channels-{}", std::process::id()),
+        None,
+    )
+    .unwrap();
+    let group_fake = Fake::new(3600.0);
+    let pressure = dir.0.join("memory-pressure.sock");
+    let cfg = Config {
+        pressure_socket: Some(pressure.clone()),
+        ..config(&dir.0)
+    };
+    let made = group_fake.clone();
+    let d = Running::start_governing(
+        cfg,
+        Box::new(Fake::new(3600.0)),
+        Some(Box::new(move |_: &Path| {
+            Ok(Box::new(made.clone()) as Box<dyn ObservationSource>)
+        })),
+    );
+    let name = govern(&d.socket, group.path()).unwrap();
+    let mut child = Reap(
+        Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "pressure_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(PRESSURE_CHILD, &pressure)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    group.add(child.0.id()).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let out = BufReader::new(child.0.stdout.take().unwrap());
+    std::thread::spawn(move || {
+        for line in out.lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let said = |what: &str| loop {
+        let line = rx.recv_timeout(PATIENCE).expect("the child said nothing");
+        if ["connected", "event", "timeout"].contains(&line.as_str()) {
+            assert_eq!(line, what);
+            return;
+        }
+    };
+    // This process is not in the group: it hears the machine.
+    let outsider = SdEventLike::connect(&pressure);
+    child.0.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    said("connected");
+    group_fake.set(1400.0);
+    said("event");
+    assert!(
+        !outsider.event(Duration::from_millis(500)),
+        "the machine's program heard the group's halving"
+    );
+    println!("the program in {name} heard its group's halving; one outside it did not");
+    drop(child);
+    drop(d);
+    group.remove(Duration::from_secs(5)).unwrap();
 }
