@@ -122,11 +122,13 @@ fn serve(path: PathBuf, domain: Option<String>, log: bool) {
         if r.tier == Tier::Plenty {
             continue;
         }
+        let started = std::time::Instant::now();
         let done = release();
         if log {
             eprintln!(
-                "antsched-mem-preload: S {:.1} s: released with {done}",
-                r.severity_s
+                "antsched-mem-preload: S {:.1} s: released with {done} in {:.1} ms",
+                r.severity_s,
+                started.elapsed().as_secs_f64() * 1e3
             );
         }
     }

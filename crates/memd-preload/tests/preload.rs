@@ -147,9 +147,19 @@ fn free_heap_pages_are_returned_within_half_a_second_of_the_notification() {
             .env("ANTSCHED_MEM_PRELOAD_LOG", "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap(),
     );
+    // The library's log: its connection, and each trim.
+    let (log_tx, log) = std::sync::mpsc::channel::<String>();
+    let stderr = BufReader::new(child.0.stderr.take().unwrap());
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            eprintln!("heap: {line}");
+            let _ = log_tx.send(line);
+        }
+    });
     let mut line = String::new();
     BufReader::new(child.0.stdout.take().unwrap())
         .read_line(&mut line)
@@ -162,10 +172,18 @@ fn free_heap_pages_are_returned_within_half_a_second_of_the_notification() {
     };
     let pid: u32 = pid.parse().unwrap();
     let freed: u64 = freed.parse().unwrap();
-    // The preload's thread connects on its own; wait until the daemon has both clients (the
-    // test's own, below, is the second).
+    // The library's thread connects on its own: wait until it says so. The test's own
+    // subscription comes after it in the daemon's list, so it is signalled just after.
+    loop {
+        let line = log
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the library never connected");
+        if line.contains("connected to") {
+            break;
+        }
+    }
     let watcher = antsched_memd::connect(&d.socket).unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    std::thread::sleep(Duration::from_millis(100));
     let before = vm_rss(pid);
     assert!(
         before >= freed,
@@ -177,6 +195,7 @@ fn free_heap_pages_are_returned_within_half_a_second_of_the_notification() {
     fake.set(0, GIB, 400.0);
     assert!(watcher.wait(Some(Duration::from_secs(20))).unwrap() >= 1);
     let notified = Instant::now();
+    // The trim the library logs comes from this notification.
     let target = before - freed * 9 / 10;
     let mut lowest = before;
     let mut reached = None;
