@@ -102,9 +102,9 @@ void antsched_mem_close(antsched_mem *h);
  * own, or one it owns; root may name any) on the same rule as the wake-up, until the process
  * exits, with si_code SI_QUEUE and si_value.sival_int = S in milliseconds (capped at
  * INT32_MAX). domain: NULL for the machine, or a governed group's path. signo 0 unregisters.
- * The process must catch (SA_SIGINFO) or block (sigwaitinfo, signalfd) the signal: the daemon
- * skips a process that does neither, since a real-time signal's default action is to
- * terminate. Returns 0, or -1 with errno (EPERM: refused, with the reason in
+ * The process must have a handler for the signal (SA_SIGINFO; a program that reads it with
+ * signalfd or sigwaitinfo installs one too): the daemon skips a process without one, since a
+ * real-time signal's default action is to terminate. Returns 0, or -1 with errno (EPERM: refused, with the reason in
  * antsched_mem_last_error()).
  */
 int antsched_mem_sigmem(const char *socket_path, pid_t pid, int signo, const char *domain);

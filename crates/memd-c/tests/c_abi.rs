@@ -4,11 +4,9 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
-use std::time::Duration;
-
 use common::{cc_or_skip, compile, config, target_dir, Fake, Running, TempDir};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
 
 const GIB: u64 = 1 << 30;
 
@@ -76,28 +74,48 @@ int main(int argc, char **argv) {
 }
 "#;
 
+/// Linked against the shared library.
 #[test]
 fn a_c_program_reads_the_record_and_is_woken() {
     let Some(cc) = cc_or_skip("a_c_program_reads_the_record_and_is_woken") else {
         return;
     };
-    let dir = TempDir::new("abi");
-    let source = dir.0.join("client.c");
-    std::fs::write(&source, PROGRAM).unwrap();
-    let exe = dir.0.join("client");
     let lib = target_dir();
-    let include = concat!(env!("CARGO_MANIFEST_DIR"), "/include");
-    compile(
+    run_the_program(
         &cc,
-        &source,
-        &exe,
+        "shared",
         &[
-            &format!("-I{include}"),
             &format!("-L{}", lib.display()),
             "-lantsched_mem_c",
             &format!("-Wl,-rpath,{}", lib.display()),
         ],
     );
+}
+
+/// Linked against the static library, with the system libraries the header names.
+#[test]
+fn a_c_program_linked_statically_reads_the_record_and_is_woken() {
+    let Some(cc) = cc_or_skip("a_c_program_linked_statically_reads_the_record_and_is_woken") else {
+        return;
+    };
+    let archive = target_dir().join("libantsched_mem_c.a");
+    run_the_program(
+        &cc,
+        "static",
+        &[&archive.display().to_string(), "-lpthread", "-ldl", "-lm"],
+    );
+}
+
+fn run_the_program(cc: &str, name: &str, link: &[&str]) {
+    let dir = TempDir::new(name);
+    let source = dir.0.join("client.c");
+    std::fs::write(&source, PROGRAM).unwrap();
+    let exe = dir.0.join("client");
+    let include = format!("-I{}", concat!(env!("CARGO_MANIFEST_DIR"), "/include"));
+    // The libraries after the source, as static linking needs.
+    let mut args = vec![include.as_str()];
+    args.extend_from_slice(link);
+    compile(cc, &source, &exe, &args);
 
     // Free 0: S is the candidate age, 400 s, below S_max: told at once.
     let fake = Fake::new(0, GIB, 400.0);
@@ -132,7 +150,5 @@ fn a_c_program_reads_the_record_and_is_woken() {
     let status = child.wait().unwrap();
     assert!(status.success(), "{status}: {rest}");
     assert!(rest.contains("halved S 100.0 tier 2"), "{rest}");
-    let _ = std::io::stderr().flush();
     drop(d);
-    let _ = Duration::ZERO;
 }
