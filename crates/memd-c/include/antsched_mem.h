@@ -40,7 +40,10 @@ extern "C" {
 #define ANTSCHED_MEM_ESTIMATOR_MGLRU 2
 #define ANTSCHED_MEM_ESTIMATOR_DAMON 3
 
-/* The severity record: the keys of docs/memd.md, in this order. */
+/*
+ * The severity record: the record's keys (docs/memd.md), the integers first so that the
+ * struct has no padding (80 bytes); `time` is time_ns.
+ */
 struct antsched_mem_record {
     uint32_t version;         /* the record's layout version (1) */
     uint32_t tier;            /* ANTSCHED_MEM_TIER_* */

@@ -201,7 +201,7 @@ fn sigmem_child() {
 /// an unregistered or dead process is signalled no more and the daemon is unharmed.
 #[test]
 fn sigmem_carries_s_in_ms_on_the_notifier_rule() {
-    if std::env::var(CHILD).is_ok() {
+    if std::env::var(CHILD).is_ok() || std::env::var(ASKER).is_ok() {
         return;
     }
     let dir = TempDir::new("sigmem");
@@ -308,6 +308,78 @@ fn sigmem_carries_s_in_ms_on_the_notifier_rule() {
     );
 }
 
+/// The env variable that makes this test binary a requester: `SOCKET PID`.
+const ASKER: &str = "ANTSCHED_SIGMEM_ASKER";
+
+/// The requester: asks the daemon to send SIGMEM to PID, and prints the answer.
+#[test]
+fn sigmem_asker() {
+    let Ok(arg) = std::env::var(ASKER) else {
+        return; // Only when run as the requester.
+    };
+    let (socket, pid) = arg.rsplit_once(' ').unwrap();
+    let said = match register_sigmem(socket, pid.parse().unwrap(), sigmem::default_signal(), None) {
+        Ok(()) => "ok".to_string(),
+        Err(ClientError::Refused { reason, .. }) => format!("refused: {reason}"),
+        Err(e) => format!("failed: {e}"),
+    };
+    println!("\nASKER {said}");
+}
+
+/// SO_PEERCRED: a requester that is not root may register only a process of its own uid.
+/// Needs root (to run the requester as nobody); skips with the reason elsewhere.
+#[test]
+fn sigmem_is_refused_for_another_users_process() {
+    use std::os::unix::process::CommandExt;
+    if [CHILD, PRESSURE_CHILD, ASKER]
+        .iter()
+        .any(|v| std::env::var(v).is_ok())
+    {
+        return;
+    }
+    if !rustix::process::geteuid().is_root() {
+        if std::env::var("ANTSCHED_REQUIRE_FUSE").as_deref() == Ok("1") {
+            panic!("ANTSCHED_REQUIRE_FUSE=1 but the test cannot run: not root");
+        }
+        eprintln!("skipping: not root (the test runs its requester as nobody)");
+        return;
+    }
+    let dir = TempDir::new("peercred");
+    let d = Running::start(config(&dir.0), Box::new(Fake::new(400.0)));
+    // Root's process (a sleep), and one of nobody's.
+    let mut roots = Reap(Command::new("sleep").arg("30").spawn().unwrap());
+    let mut nobodys = Reap(
+        Command::new("sleep")
+            .arg("30")
+            .uid(65534)
+            .gid(65534)
+            .spawn()
+            .unwrap(),
+    );
+    let ask = |pid: u32| {
+        let out = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "sigmem_asker", "--nocapture", "--test-threads=1"])
+            .env(ASKER, format!("{} {pid}", d.socket.display()))
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.lines()
+            .find_map(|l| l.strip_prefix("ASKER "))
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("the requester said nothing: {text}"))
+    };
+    let refused = ask(roots.0.id());
+    assert!(
+        refused.starts_with("refused: sigmem: uid 65534 may not signal process"),
+        "{refused}"
+    );
+    assert_eq!(ask(nobodys.0.id()), "ok");
+    println!("nobody may not register root's process ({refused}); its own, yes");
+    let _ = (roots.0.kill(), nobodys.0.kill());
+}
+
 // ---- the systemd memory-pressure socket -----------------------------------------------------
 
 /// What sd-event does with `$MEMORY_PRESSURE_WATCH` naming a socket: connect, write the
@@ -344,7 +416,7 @@ impl SdEventLike {
 
 #[test]
 fn the_pressure_socket_speaks_systemds_protocol() {
-    if std::env::var(CHILD).is_ok() {
+    if std::env::var(CHILD).is_ok() || std::env::var(ASKER).is_ok() {
         return;
     }
     let dir = TempDir::new("pressure");
@@ -424,7 +496,10 @@ fn pressure_child() {
 /// ANTSCHED_REQUIRE_FUSE=1.
 #[test]
 fn the_pressure_socket_tells_a_program_in_a_group_its_groups_decisions() {
-    if std::env::var(CHILD).is_ok() || std::env::var(PRESSURE_CHILD).is_ok() {
+    if [CHILD, PRESSURE_CHILD, ASKER]
+        .iter()
+        .any(|v| std::env::var(v).is_ok())
+    {
         return;
     }
     let why = if !Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").is_file() {
