@@ -26,6 +26,11 @@ pub struct Args {
     /// its usage, tau 10% of its limit). Repeatable.
     #[arg(long, value_name = "PATH")]
     cgroup: Vec<PathBuf>,
+    /// Also serve systemd's memory-pressure protocol at this socket (default
+    /// /run/antsched/memory-pressure.sock), for programs that honour $MEMORY_PRESSURE_WATCH.
+    #[arg(long, value_name = "PATH", num_args = 0..=1,
+          default_missing_value = antsched_memd::DEFAULT_PRESSURE_SOCKET)]
+    pressure_socket: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -34,13 +39,18 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if ns == 0 {
         anyhow::bail!("--interval 0: the interval must be above zero");
     }
-    if a.socket.as_os_str() == antsched_memd::DEFAULT_SOCKET {
-        let dir = a
-            .socket
-            .parent()
-            .context("the default socket has a directory")?;
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create {} for the socket", dir.display()))?;
+    let defaults = [
+        antsched_memd::DEFAULT_SOCKET,
+        antsched_memd::DEFAULT_PRESSURE_SOCKET,
+    ];
+    for socket in std::iter::once(&a.socket).chain(&a.pressure_socket) {
+        if defaults.iter().any(|d| socket.as_os_str() == *d) {
+            let dir = socket
+                .parent()
+                .context("the default socket has a directory")?;
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {} for the socket", dir.display()))?;
+        }
     }
     let disk = a.disk.map_or(DiskChoice::Root, DiskChoice::Named);
     let source = ProcSource::new("/proc", disk)?;
@@ -58,6 +68,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let set = crate::signals::block();
     let config = Config {
         interval: Duration::from_nanos(ns),
+        pressure_socket: a.pressure_socket.clone(),
         ..Config::new(&a.socket)
     };
     let mut daemon = Daemon::bind(config, Box::new(source))?;
@@ -167,10 +178,24 @@ pub struct RunArgs {
     /// The daemon's socket; a memd listening there is asked to govern the group.
     #[arg(long, value_name = "PATH", default_value = antsched_memd::DEFAULT_SOCKET)]
     socket: PathBuf,
+    /// Register CMD for SIGMEM: memd queues this real-time signal (default SIGRTMIN+8) to
+    /// it with S in ms as si_value.sival_int, on the eventfd's rule, once CMD has a handler
+    /// for it (never before: the signal's default action would kill CMD).
+    #[arg(long, value_name = "SIGNO", num_args = 0..=1, default_missing_value = "default")]
+    sigmem: Option<String>,
+    /// Point CMD's $MEMORY_PRESSURE_WATCH at memd's memory-pressure socket (default
+    /// /run/antsched/memory-pressure.sock; memd must serve it: `memd --pressure-socket`), so
+    /// that a program that honours systemd's protocol hears antsched's decisions.
+    #[arg(long, value_name = "PATH", num_args = 0..=1,
+          default_missing_value = antsched_memd::DEFAULT_PRESSURE_SOCKET)]
+    memory_pressure: Option<PathBuf>,
     /// The command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
     command: Vec<std::ffi::OsString>,
 }
+
+/// base64 of `some 200000 2000000` and its NUL: systemd's default trigger.
+const MEMORY_PRESSURE_WRITE: &str = "c29tZSAyMDAwMDAgMjAwMDAwMAA=";
 
 /// `antsched mem run`: a new v1 memory group under antsched's parent, CMD moved into it
 /// before it runs (the child writes `0` to the group's `cgroup.procs` between fork and exec),
@@ -185,13 +210,33 @@ pub fn mem_run(a: RunArgs) -> anyhow::Result<()> {
         .map(antsched_memd::parse_size)
         .transpose()
         .context("--limit")?;
+    let sigmem = match a.sigmem.as_deref() {
+        None => None,
+        Some("default") => Some(antsched_memd::sigmem::default_signal()),
+        Some(n) => Some(
+            n.parse::<i32>()
+                .ok()
+                .filter(|&n| (libc::SIGRTMIN()..=libc::SIGRTMAX()).contains(&n))
+                .with_context(|| {
+                    format!(
+                        "--sigmem {n:?}: not a real-time signal ({} to {})",
+                        libc::SIGRTMIN(),
+                        libc::SIGRTMAX()
+                    )
+                })?,
+        ),
+    };
     // Before any thread and before the child: the child unblocks them in pre_exec.
     let set = crate::signals::block();
     let name = format!("run-{}", std::process::id());
     let group = antsched_memd::RunGroup::create(std::path::Path::new(RUN_PARENT), &name, limit)?;
     let procs = group.procs_files()?;
+    let mut governed = None;
     match antsched_memd::govern(&a.socket, group.path()) {
-        Ok(domain) => eprintln!("antsched mem run: memd governs {domain}"),
+        Ok(domain) => {
+            eprintln!("antsched mem run: memd governs {domain}");
+            governed = Some(domain);
+        }
         Err(antsched_memd::ClientError::Connect { .. }) => eprintln!(
             "antsched mem run: no memd listening at {}; running without it",
             a.socket.display()
@@ -200,6 +245,13 @@ pub fn mem_run(a: RunArgs) -> anyhow::Result<()> {
     }
     let mut command = std::process::Command::new(&a.command[0]);
     command.args(&a.command[1..]);
+    if let Some(watch) = &a.memory_pressure {
+        // The daemon ignores the trigger (its own rule decides); systemd's default, 200 ms of
+        // stall in 2 s, is written for programs that insist on one.
+        command
+            .env("MEMORY_PRESSURE_WATCH", watch)
+            .env("MEMORY_PRESSURE_WRITE", MEMORY_PRESSURE_WRITE);
+    }
     // The v1 group's first, then its cgroup2 twin's (for the group's PSI), when it has one.
     let procs_fds: Vec<i32> = procs.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect();
     // SAFETY: between fork and exec only async-signal-safe calls: write(2) on descriptors
@@ -231,6 +283,12 @@ pub fn mem_run(a: RunArgs) -> anyhow::Result<()> {
     };
     drop(procs);
     let pid = child.id() as libc::pid_t;
+    if let Some(signo) = sigmem {
+        match antsched_memd::register_sigmem(&a.socket, pid, signo, governed.as_deref()) {
+            Ok(()) => eprintln!("antsched mem run: SIGMEM {signo} to {pid}"),
+            Err(e) => eprintln!("antsched mem run: no SIGMEM: {e}"),
+        }
+    }
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let forwarding = done.clone();
     std::thread::Builder::new()

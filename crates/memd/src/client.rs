@@ -131,6 +131,42 @@ pub fn govern(path: impl AsRef<Path>, cgroup: &Path) -> Result<String, ClientErr
         })
 }
 
+/// Registers process `pid` for SIGMEM: the daemon queues signal `signo` (a real-time one;
+/// [`crate::sigmem::default_signal`] unless the program chose another) to it with S in ms as
+/// `si_value.sival_int`, on the eventfd's rule, until the process exits. `domain` names the
+/// domain (the machine when None). `signo` 0 unregisters it. The caller must be root or own
+/// the process. The process must have a handler for the signal: until it does, the daemon
+/// skips it (a real-time signal's default action is to terminate).
+pub fn register_sigmem(
+    path: impl AsRef<Path>,
+    pid: i32,
+    signo: i32,
+    domain: Option<&str>,
+) -> Result<(), ClientError> {
+    let path = path.as_ref();
+    let mut line = format!("{} sigmem {pid} {signo}", HELLO.trim_end());
+    if let Some(d) = domain {
+        if d.contains('\n') {
+            return Err(ClientError::Protocol {
+                path: path.to_path_buf(),
+                reply: format!("a domain name cannot hold a newline: {d:?}"),
+            });
+        }
+        line.push(' ');
+        line.push_str(d);
+    }
+    line.push('\n');
+    let reply = request(path, &line)?;
+    if reply.starts_with("ok ") {
+        Ok(())
+    } else {
+        Err(ClientError::Protocol {
+            path: path.to_path_buf(),
+            reply,
+        })
+    }
+}
+
 /// Sends one request line and reads the reply until the daemon closes.
 fn request(path: &Path, line: &str) -> Result<String, ClientError> {
     use std::io::{Read, Write};
@@ -235,6 +271,13 @@ impl Client {
             .read()
             .map(|(r, _)| r)
             .unwrap_or_else(|| unreachable!("a page with a record never loses it"))
+    }
+
+    /// The client's eventfd, for a program's own poll loop: readable when the daemon
+    /// signalled it ([`wait`](Self::wait) reads and clears it).
+    pub fn eventfd(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.eventfd.as_fd()
     }
 
     /// The page's sequence number: it advances by 2 with every record the daemon publishes.

@@ -32,6 +32,8 @@ use crate::source::{ObservationSource, SourceError};
 use crate::{monotonic_ns, HELLO};
 use antsched_mem::kernel::Pressure;
 
+mod channels;
+
 /// The daemon's tunables.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -57,6 +59,9 @@ pub struct Config {
     /// Domains a `govern` request may add at most (the machine and `--cgroup` ones not
     /// counted). 64.
     pub max_requested_domains: usize,
+    /// Where to serve systemd's memory-pressure protocol (`crate::pressure_socket`), if
+    /// anywhere. None.
+    pub pressure_socket: Option<PathBuf>,
 }
 
 impl Config {
@@ -71,6 +76,7 @@ impl Config {
             psi_trigger: Some(DEFAULT_PSI_TRIGGER.into()),
             thrashing_full_avg10: 10.0,
             max_requested_domains: 64,
+            pressure_socket: None,
         }
     }
 }
@@ -196,6 +202,10 @@ pub struct Daemon {
     /// descriptors), the listener is left alone until then, so that a connection the daemon
     /// cannot take does not keep poll returning at once.
     accept_paused_until: Option<Instant>,
+    /// The processes registered for SIGMEM.
+    sigmem: crate::sigmem::Registry,
+    /// The systemd memory-pressure socket, when configured.
+    pressure: Option<crate::pressure_socket::Server>,
 }
 
 /// How long the listener rests after an accept error.
@@ -224,6 +234,10 @@ impl Daemon {
         })?;
         let stop = rustix::event::eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)
             .map_err(sys("cannot make the stop eventfd"))?;
+        let pressure = match &config.pressure_socket {
+            Some(p) => Some(crate::pressure_socket::Server::bind(p, config.max_clients)?),
+            None => None,
+        };
         let mut d = Self {
             socket_ino: (meta.dev(), meta.ino()),
             listener,
@@ -236,6 +250,8 @@ impl Daemon {
             next_tick: Instant::now() + config.interval,
             last_summary: Instant::now(),
             accept_paused_until: None,
+            sigmem: Default::default(),
+            pressure,
             config,
         };
         d.log(format_args!(
@@ -243,6 +259,12 @@ impl Daemon {
             d.config.socket.display(),
             d.config.interval,
         ));
+        if let Some(p) = &d.pressure {
+            d.log(format_args!(
+                "serving the systemd memory-pressure protocol at {}",
+                p.path().display()
+            ));
+        }
         d.insert(MACHINE.to_string(), source, page, current, false);
         Ok(d)
     }
@@ -388,7 +410,7 @@ impl Daemon {
             } else {
                 PollFlags::IN
             };
-            let (stop, accept, ready, stalled) = {
+            let (stop, accept, ready, stalled, pressure) = {
                 let mut fds = Vec::with_capacity(2 + self.clients.len() + self.domains.len());
                 fds.push(PollFd::new(&*self.stop, PollFlags::IN));
                 fds.push(PollFd::new(&self.listener, listen));
@@ -401,6 +423,10 @@ impl Daemon {
                         fds.push(PollFd::new(t, PollFlags::PRI));
                     }
                 }
+                let first_pressure = fds.len();
+                if let Some(p) = &self.pressure {
+                    p.poll_fds(&mut fds);
+                }
                 let ts = rustix::time::Timespec {
                     tv_sec: timeout.as_secs() as i64,
                     tv_nsec: i64::from(timeout.subsec_nanos()),
@@ -411,12 +437,17 @@ impl Daemon {
                 }
                 let ready: Vec<PollFlags> =
                     fds[2..first_trigger].iter().map(|f| f.revents()).collect();
-                let stalled = fds[first_trigger..].iter().any(|f| !f.revents().is_empty());
+                let stalled = fds[first_trigger..first_pressure]
+                    .iter()
+                    .any(|f| !f.revents().is_empty());
+                let pressure: Vec<PollFlags> =
+                    fds[first_pressure..].iter().map(|f| f.revents()).collect();
                 (
                     !fds[0].revents().is_empty(),
                     !fds[1].revents().is_empty(),
                     ready,
                     stalled,
+                    pressure,
                 )
             };
             if stop {
@@ -445,6 +476,7 @@ impl Daemon {
                 self.accept();
             }
             self.expire_handshakes();
+            self.serve_pressure(&pressure);
             if stalled {
                 // A PSI trigger fired: observe every domain now, not at the next tick (the
                 // tick stays where it was).
@@ -460,6 +492,13 @@ impl Daemon {
     fn timeout(&self) -> Duration {
         let now = Instant::now();
         let mut t = self.next_tick.saturating_duration_since(now);
+        let other = [
+            self.sigmem.next_due(),
+            self.pressure.as_ref().and_then(|p| p.next_due()),
+        ];
+        if let Some(due) = other.into_iter().flatten().min() {
+            t = t.min(Duration::from_nanos(due.saturating_sub(monotonic_ns())));
+        }
         if let Some(until) = self.accept_paused_until {
             t = t.min(until.saturating_duration_since(now));
         }
@@ -536,6 +575,10 @@ impl Daemon {
         }
         if !gone.is_empty() {
             self.domains.retain(|d| !gone.contains(&d.id));
+            self.sigmem.forget_domains(&gone);
+            if let Some(p) = &mut self.pressure {
+                p.forget_domains(&gone);
+            }
             let orphans: Vec<(u64, String)> = self
                 .clients
                 .iter()
@@ -567,6 +610,7 @@ impl Daemon {
                 }
             }
         }
+        self.notify_other(now);
     }
 
     fn accept(&mut self) {
@@ -704,6 +748,16 @@ impl Daemon {
                 say(&self.clients[i].stream, &reply);
                 Ok(Served::Done("listed the domains".into()))
             }
+            Request::Sigmem(arg) => {
+                let reply = self.register_sigmem(i, &arg);
+                match reply {
+                    Ok(what) => {
+                        say(&self.clients[i].stream, &format!("ok {what}\n"));
+                        Ok(Served::Done(what))
+                    }
+                    Err(why) => refuse(&self.clients[i], why),
+                }
+            }
             Request::Govern(path) => match self.govern(&path) {
                 Ok(name) => {
                     say(&self.clients[i].stream, &format!("ok {name}\n"));
@@ -830,6 +884,8 @@ enum Request {
     List,
     /// `antsched-memd 1 govern PATH`: observe the cgroup at PATH as a domain.
     Govern(String),
+    /// `antsched-memd 1 sigmem PID SIGNO [DOMAIN]`: SIGMEM to PID (`crate::sigmem`).
+    Sigmem(String),
 }
 
 /// The first line of `buf` (ending at `end`, its newline), which must be all there is.
@@ -864,9 +920,11 @@ fn parse_request(buf: &[u8], end: usize) -> Result<Request, String> {
         "domain" => Ok(Request::Subscribe(Some(need_arg("a domain name")?))),
         "list" if arg.is_empty() => Ok(Request::List),
         "govern" => Ok(Request::Govern(need_arg("a cgroup path")?)),
+        "sigmem" => Ok(Request::Sigmem(need_arg("PID SIGNO [DOMAIN]")?)),
         _ => Err(format!(
             "unknown request {rest:?} (expected \"{prefix}\", \"{prefix} domain NAME\", \
-             \"{prefix} list\" or \"{prefix} govern PATH\")"
+             \"{prefix} list\", \"{prefix} govern PATH\" or \"{prefix} sigmem PID SIGNO \
+             [DOMAIN]\")"
         )),
     }
 }
@@ -1004,7 +1062,7 @@ fn send_fds(stream: &UnixStream, page: &OwnedFd, eventfd: &OwnedFd) -> std::io::
 /// Binds `path`, replacing a stale socket left by a daemon that died, never another daemon's
 /// live socket or a file that is not a socket. Clients of any user may connect: the record is
 /// read-only information.
-fn listen(path: &Path) -> Result<UnixListener, Error> {
+pub(crate) fn listen(path: &Path) -> Result<UnixListener, Error> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),

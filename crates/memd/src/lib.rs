@@ -61,22 +61,33 @@
 //! with [`RunGroup`]). Where a domain has a PSI file the daemon registers a trigger on it and
 //! wakes on a stall; PSI `full` avg10 of 10% or more is the thrashing tier.
 //!
+//! ## Programs that hold no subscription
+//!
+//! [`sigmem`]: a registered process is sent a real-time signal with S in ms in its payload, on
+//! the same rule. [`pressure_socket`]: systemd's memory-pressure protocol, for programs that
+//! honour `$MEMORY_PRESSURE_WATCH`. The C ABI and the `LD_PRELOAD` library are the crates
+//! `antsched-memd-c` and `antsched-memd-preload`.
+//!
 //! ## What is not here yet
 //!
-//! No cgroup v2 memory domains, no SIGMEM, no systemd memory-pressure socket, no memory nice
-//! or enforcement. The daemon writes to no kernel setting and no cgroup: it reads `/proc` and
-//! the groups it governs; only [`RunGroup`] (used by `antsched mem run`) makes, fills and
-//! removes groups, and only its own.
+//! No cgroup v2 memory domains, no memory nice or enforcement. The daemon writes to no kernel
+//! setting and no cgroup: it reads `/proc` and the groups it governs; only [`RunGroup`] (used
+//! by `antsched mem run`) makes, fills and removes groups, and only its own.
 
 pub mod cgroup;
 pub mod client;
 pub mod daemon;
 pub mod page;
+pub mod pressure_socket;
+pub mod sigmem;
 pub mod source;
 
 pub use cgroup::{parse_size, pressure_twin, CgroupError, RunGroup, RUN_PARENT, UNIFIED_ROOT};
-pub use client::{connect, connect_domain, govern, list_domains, Client, ClientError};
+pub use client::{
+    connect, connect_domain, govern, list_domains, register_sigmem, Client, ClientError,
+};
 pub use daemon::{Config, Daemon, Error, Governor, Stopper, DEFAULT_PSI_TRIGGER, MACHINE};
+pub use pressure_socket::DEFAULT_PRESSURE_SOCKET;
 pub use source::{
     CgroupSource, DiskChoice, ObservationSource, ProcSource, SourceError, MEMCG_V1_ROOT,
 };
