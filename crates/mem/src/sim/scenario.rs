@@ -270,7 +270,8 @@ pub struct HogSpec {
     pub retouch_s: Option<f64>,
 }
 
-const TOUCH_RATE: f64 = 100.0;
+/// A hog's allocation rate when its scenario gives none, MB/s.
+pub const TOUCH_RATE: f64 = 100.0;
 
 /// A garbage-collected heap (section 6.3): the program allocates `alloc_mb` in all; the heap
 /// grows until `heap_mb`, then a collection touches the live set (its cost grows with it) and
