@@ -71,15 +71,19 @@
 pub mod cgroup;
 pub mod client;
 pub mod daemon;
+pub mod enforce;
 pub mod page;
 pub mod source;
+pub mod state;
 
 pub use cgroup::{parse_size, pressure_twin, CgroupError, RunGroup, RUN_PARENT, UNIFIED_ROOT};
 pub use client::{connect, connect_domain, govern, list_domains, Client, ClientError};
 pub use daemon::{Config, Daemon, Error, Governor, Stopper, DEFAULT_PSI_TRIGGER, MACHINE};
+pub use enforce::NiceTarget;
 pub use source::{
     CgroupSource, DiskChoice, ObservationSource, ProcSource, SourceError, MEMCG_V1_ROOT,
 };
+pub use state::{StateError, StateFile, DEFAULT_STATE};
 
 /// Where the daemon listens unless told otherwise.
 pub const DEFAULT_SOCKET: &str = "/run/antsched/memd.sock";
