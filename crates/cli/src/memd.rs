@@ -26,6 +26,11 @@ pub struct Args {
     /// its usage, tau 10% of its limit). Repeatable.
     #[arg(long, value_name = "PATH")]
     cgroup: Vec<PathBuf>,
+    /// Where every limit the daemon changes (enforcing memory nice) is recorded, to be
+    /// restored at exit and, after a crash, at the next start. The default's directory is
+    /// created if missing.
+    #[arg(long, value_name = "PATH", default_value = antsched_memd::DEFAULT_STATE)]
+    state: PathBuf,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -41,6 +46,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             .context("the default socket has a directory")?;
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create {} for the socket", dir.display()))?;
+    }
+    if a.state.as_os_str() == antsched_memd::DEFAULT_STATE {
+        if let Some(dir) = a.state.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {} for the state file", dir.display()))?;
+        }
     }
     let disk = a.disk.map_or(DiskChoice::Root, DiskChoice::Named);
     let source = ProcSource::new("/proc", disk)?;
@@ -58,6 +69,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let set = crate::signals::block();
     let config = Config {
         interval: Duration::from_nanos(ns),
+        state_file: Some(a.state.clone()),
         ..Config::new(&a.socket)
     };
     let mut daemon = Daemon::bind(config, Box::new(source))?;
@@ -159,11 +171,51 @@ fn json_name<T: serde::Serialize>(v: &T) -> String {
 }
 
 #[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["pid", "cgroup"])))]
+pub struct NiceArgs {
+    /// The memory nice, -20..=19: +N makes the process see N*0.75 doublings more pressure
+    /// and its group give memory first (weight 2^(0.75 N)); -N protects it.
+    #[arg(
+        short = 'n',
+        long = "nice",
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
+    nice: i64,
+    /// The process whose nice is set.
+    pid: Option<u32>,
+    /// The governed group (under /sys/fs/cgroup/memory/antsched) whose nice is set.
+    #[arg(long, value_name = "PATH")]
+    cgroup: Option<PathBuf>,
+    /// The daemon's socket.
+    #[arg(long, value_name = "PATH", default_value = antsched_memd::DEFAULT_SOCKET)]
+    socket: PathBuf,
+}
+
+/// `antsched mem nice -n N PID|--cgroup PATH`: one request to the daemon. The range is
+/// checked here too, so that a wrong N is named without a daemon.
+pub fn nice(a: NiceArgs) -> anyhow::Result<()> {
+    antsched_mem::MemNice::new(a.nice).map_err(|e| anyhow::anyhow!("-n {}: {e}", a.nice))?;
+    let target = match (a.pid, &a.cgroup) {
+        (Some(pid), None) => antsched_memd::NiceTarget::Pid(pid),
+        (None, Some(path)) => antsched_memd::NiceTarget::Cgroup(path.display().to_string()),
+        _ => anyhow::bail!("give a PID or --cgroup PATH, not both"),
+    };
+    let done = antsched_memd::set_nice(&a.socket, a.nice, &target)?;
+    println!("{done}");
+    Ok(())
+}
+
+#[derive(clap::Args)]
 pub struct RunArgs {
     /// The group's memory limit (256M, 1G: powers of 1024); without it the group has no
     /// limit of its own and its domain is bounded by the machine's memory.
     #[arg(long, value_name = "SIZE")]
     limit: Option<String>,
+    /// The group's memory nice, -20..=19 (see `antsched mem nice`), set by the memd that
+    /// governs it before CMD starts.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    nice: Option<i64>,
     /// The daemon's socket; a memd listening there is asked to govern the group.
     #[arg(long, value_name = "PATH", default_value = antsched_memd::DEFAULT_SOCKET)]
     socket: PathBuf,
@@ -185,16 +237,33 @@ pub fn mem_run(a: RunArgs) -> anyhow::Result<()> {
         .map(antsched_memd::parse_size)
         .transpose()
         .context("--limit")?;
+    if let Some(n) = a.nice {
+        antsched_mem::MemNice::new(n).map_err(|e| anyhow::anyhow!("--nice {n}: {e}"))?;
+    }
     // Before any thread and before the child: the child unblocks them in pre_exec.
     let set = crate::signals::block();
     let name = format!("run-{}", std::process::id());
     let group = antsched_memd::RunGroup::create(std::path::Path::new(RUN_PARENT), &name, limit)?;
     let procs = group.procs_files()?;
     match antsched_memd::govern(&a.socket, group.path()) {
-        Ok(domain) => eprintln!("antsched mem run: memd governs {domain}"),
+        Ok(domain) => {
+            eprintln!("antsched mem run: memd governs {domain}");
+            if let Some(n) = a.nice {
+                let target = antsched_memd::NiceTarget::Cgroup(domain.clone());
+                match antsched_memd::set_nice(&a.socket, n, &target) {
+                    Ok(done) => eprintln!("antsched mem run: memd set {done}"),
+                    Err(e) => eprintln!("antsched mem run: the nice is not set: {e}"),
+                }
+            }
+        }
         Err(antsched_memd::ClientError::Connect { .. }) => eprintln!(
-            "antsched mem run: no memd listening at {}; running without it",
-            a.socket.display()
+            "antsched mem run: no memd listening at {}; running without it{}",
+            a.socket.display(),
+            if a.nice.is_some() {
+                " (and without its nice)"
+            } else {
+                ""
+            }
         ),
         Err(e) => eprintln!("antsched mem run: memd will not govern the group: {e}"),
     }

@@ -77,7 +77,7 @@ pub mod source;
 pub mod state;
 
 pub use cgroup::{parse_size, pressure_twin, CgroupError, RunGroup, RUN_PARENT, UNIFIED_ROOT};
-pub use client::{connect, connect_domain, govern, list_domains, Client, ClientError};
+pub use client::{connect, connect_domain, govern, list_domains, set_nice, Client, ClientError};
 pub use daemon::{Config, Daemon, Error, Governor, Stopper, DEFAULT_PSI_TRIGGER, MACHINE};
 pub use enforce::NiceTarget;
 pub use source::{
