@@ -225,11 +225,15 @@ impl Nices {
                 .collect();
             let mut free = r.free_bytes;
             self.taken.clear();
+            let mut stepped: Vec<&str> = Vec::new();
             for _ in 0..MAX_STEPS_PER_TICK {
                 let Some(step) = self.enforcer.plan(now, free, r.tau_bytes, &candidates) else {
                     break;
                 };
                 let g = under.iter().find(|g| g.id == step.id).expect("planned");
+                if !stepped.contains(&g.name) {
+                    stepped.push(g.name);
+                }
                 let outcome = match step_once(state, Path::new(g.name), step) {
                     Ok(o) => o,
                     Err(why) => {
@@ -253,6 +257,18 @@ impl Nices {
                         g.name,
                         self.enforcer.config().backoff / 1_000_000_000
                     ));
+                }
+            }
+            // Each step wrote its original back: the records go, unless a restore failed
+            // (then the limit is not the original and the record stays for the next tick).
+            for name in stepped {
+                let group = Path::new(name);
+                let original = state.entries().find(|(p, _)| *p == group).map(|(_, v)| v);
+                let now_limit = number(group, "memory.limit_in_bytes").ok();
+                if original.is_some() && (original == now_limit || !group.is_dir()) {
+                    if let Err(e) = state.forget(group) {
+                        log.push(format!("enforcement: {e}"));
+                    }
                 }
             }
             for (name, bytes) in &self.taken {
@@ -292,8 +308,9 @@ impl Drop for Nices {
     }
 }
 
-/// One step: the original limit recorded, the limit lowered to usage minus `step.bytes`, the
-/// original written back, the record removed. An error is a reason to log.
+/// One step: the original limit recorded (once per tick: the record is removed after the
+/// tick's last step, [`Nices::enforce`]), the limit lowered to usage minus `step.bytes`, the
+/// original written back. An error is a reason to log.
 fn step_once(state: &mut StateFile, group: &Path, step: Step) -> Result<Outcome, String> {
     let usage = number(group, "memory.usage_in_bytes")?;
     let current = number(group, "memory.limit_in_bytes")?;
@@ -309,15 +326,11 @@ fn step_once(state: &mut StateFile, group: &Path, step: Step) -> Result<Outcome,
     state.remember(group, original).map_err(|e| e.to_string())?;
     let lowered = write_limit(group, target);
     let after = number(group, "memory.usage_in_bytes").unwrap_or(usage);
-    let restored = write_limit(group, original);
-    match restored {
-        Ok(()) => state.forget(group).map_err(|e| e.to_string())?,
-        Err(e) => {
-            return Err(format!(
-                "cannot restore the limit {original} (kept in the state file, restored at \
-                 exit or at the next start): {e}"
-            ))
-        }
+    if let Err(e) = write_limit(group, original) {
+        return Err(format!(
+            "cannot restore the limit {original} (kept in the state file, restored at the \
+             next tick, at exit or at the next start): {e}"
+        ));
     }
     match lowered {
         Ok(()) => Ok(Outcome::Reclaimed(usage.saturating_sub(after))),

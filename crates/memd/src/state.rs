@@ -189,8 +189,9 @@ impl StateFile {
         tmp.push(".tmp");
         let tmp = PathBuf::from(tmp);
         let mut f = std::fs::File::create(&tmp).map_err(io("cannot create its temporary file"))?;
+        // No fsync: the file has to outlive the daemon, not the machine. After a reboot the
+        // groups it names are gone with their limits.
         f.write_all(text.as_bytes())
-            .and_then(|()| f.sync_all())
             .map_err(io("cannot write its temporary file"))?;
         std::fs::rename(&tmp, &self.path).map_err(io("cannot rename the temporary file over it"))
     }
