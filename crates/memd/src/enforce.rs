@@ -186,8 +186,12 @@ impl Nices {
         if state.entries().next().is_some() {
             log.extend(state.restore_all());
         }
+        // Requested groups lie under the governor's parent; only those under antsched's own
+        // parent are stepped (and only those are restored from the state file), whatever
+        // parent the daemon was given.
         let leaf = |d: &DomainView<'_>| {
             d.requested
+                && Path::new(d.name).starts_with(crate::RUN_PARENT)
                 && !domains
                     .iter()
                     .any(|o| o.requested && o.id != d.id && Path::new(o.name).starts_with(d.name))

@@ -61,12 +61,23 @@
 //! with [`RunGroup`]). Where a domain has a PSI file the daemon registers a trigger on it and
 //! wakes on a stall; PSI `full` avg10 of 10% or more is the thrashing tier.
 //!
+//! ## Memory nice
+//!
+//! `antsched-memd 1 nice N pid P` and `antsched-memd 1 nice N cgroup PATH` ([`set_nice`]) set
+//! a process's or a governed group's memory nice. Each subscriber has a page of its own with
+//! its domain's record as it sees it (S divided by its weight) and its eventfd runs the
+//! notification rule on that S. With a state file ([`Config::state_file`], [`state`]), the
+//! daemon also enforces the weights on groups it governs on request ([`enforce`]): while a
+//! domain's free memory is below tau it steps the `memory.limit_in_bytes` of the group with
+//! the largest (class, candidate age times weight) below its usage by a few MB and back,
+//! recording each original limit first and restoring it at exit and at its next start.
+//!
 //! ## What is not here yet
 //!
-//! No cgroup v2 memory domains, no SIGMEM, no systemd memory-pressure socket, no memory nice
-//! or enforcement. The daemon writes to no kernel setting and no cgroup: it reads `/proc` and
-//! the groups it governs; only [`RunGroup`] (used by `antsched mem run`) makes, fills and
-//! removes groups, and only its own.
+//! No cgroup v2 memory domains (nor `memory.reclaim`), no SIGMEM, no systemd memory-pressure
+//! socket. The only kernel setting the daemon writes is the limit of a group under
+//! [`RUN_PARENT`] it was asked to govern, while enforcing; only [`RunGroup`] (used by
+//! `antsched mem run`) makes, fills and removes groups, and only its own.
 
 pub mod cgroup;
 pub mod client;
