@@ -595,9 +595,13 @@ impl Daemon {
                 requested: d.requested,
             })
             .collect();
-        for line in self.nices.enforce(monotonic_ns(), &views) {
-            if self.config.log {
-                eprintln!("antsched memd: {line}");
+        let (log, taken) = self.nices.enforce(monotonic_ns(), &views);
+        for line in log {
+            self.log(format_args!("{line}"));
+        }
+        for (id, bytes) in taken {
+            if let Some(d) = self.domains.iter_mut().find(|d| d.id == id) {
+                d.source.note_reclaimed(bytes);
             }
         }
     }

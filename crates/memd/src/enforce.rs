@@ -176,11 +176,17 @@ impl Nices {
         self.groups.retain(|g, _| g.is_dir());
     }
 
-    /// One tick of enforcement over `domains` (the machine first). Returns lines to log.
-    pub fn enforce(&mut self, now: u64, domains: &[DomainView<'_>]) -> Vec<String> {
+    /// One tick of enforcement over `domains` (the machine first). Returns lines to log and
+    /// the bytes taken from each group (by domain id), for its turnover estimate.
+    pub fn enforce(
+        &mut self,
+        now: u64,
+        domains: &[DomainView<'_>],
+    ) -> (Vec<String>, Vec<(u64, u64)>) {
         let mut log = Vec::new();
+        let mut taken_by_id: Vec<(u64, u64)> = Vec::new();
         let Some(state) = &mut self.state else {
-            return log;
+            return (log, taken_by_id);
         };
         // Limits a failed restore left lowered come first.
         if state.entries().next().is_some() {
@@ -248,6 +254,10 @@ impl Nices {
                 self.enforcer.outcome(now, step, outcome);
                 if let Outcome::Reclaimed(got) = outcome {
                     free = free.saturating_add(got);
+                    match taken_by_id.iter_mut().find(|(id, _)| *id == step.id) {
+                        Some((_, b)) => *b += got,
+                        None => taken_by_id.push((step.id, got)),
+                    }
                     if let Some(c) = candidates.iter_mut().find(|c| c.id == step.id) {
                         c.reclaimable_bytes = c.reclaimable_bytes.saturating_sub(got);
                     }
@@ -285,7 +295,7 @@ impl Nices {
                 ));
             }
         }
-        log
+        (log, taken_by_id)
     }
 
     /// Puts back every limit still changed (at exit).
