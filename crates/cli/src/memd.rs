@@ -27,10 +27,11 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     cgroup: Vec<PathBuf>,
     /// Where every limit the daemon changes (enforcing memory nice) is recorded, to be
-    /// restored at exit and, after a crash, at the next start. The default's directory is
-    /// created if missing.
-    #[arg(long, value_name = "PATH", default_value = antsched_memd::DEFAULT_STATE)]
-    state: PathBuf,
+    /// restored at exit and, after a crash, at the next start. Default, for root:
+    /// /run/antsched/memd.state (its directory is created); another user's daemon cannot
+    /// write a limit and enforces nothing unless given one.
+    #[arg(long, value_name = "PATH")]
+    state: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -47,12 +48,27 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create {} for the socket", dir.display()))?;
     }
-    if a.state.as_os_str() == antsched_memd::DEFAULT_STATE {
-        if let Some(dir) = a.state.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create {} for the state file", dir.display()))?;
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let state = match a.state {
+        Some(path) => Some(path),
+        None if root => {
+            let path = PathBuf::from(antsched_memd::DEFAULT_STATE);
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).with_context(|| {
+                    format!("cannot create {} for the state file", dir.display())
+                })?;
+            }
+            Some(path)
         }
-    }
+        None => {
+            eprintln!(
+                "antsched memd: not root and no --state: memory nice scales what subscribers \
+                 are told but is not enforced"
+            );
+            None
+        }
+    };
     let disk = a.disk.map_or(DiskChoice::Root, DiskChoice::Named);
     let source = ProcSource::new("/proc", disk)?;
     let disk = source.disk().to_string();
@@ -69,7 +85,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let set = crate::signals::block();
     let config = Config {
         interval: Duration::from_nanos(ns),
-        state_file: Some(a.state.clone()),
+        state_file: state,
         ..Config::new(&a.socket)
     };
     let mut daemon = Daemon::bind(config, Box::new(source))?;

@@ -249,7 +249,13 @@ impl Daemon {
         })?;
         let stop = rustix::event::eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)
             .map_err(sys("cannot make the stop eventfd"))?;
-        let (nices, recovered) = crate::enforce::open_state(config.state_file.as_deref())?;
+        let (nices, recovered) = match crate::enforce::open_state(config.state_file.as_deref()) {
+            Ok(v) => v,
+            Err(e) => {
+                let _ = std::fs::remove_file(&config.socket);
+                return Err(e.into());
+            }
+        };
         let mut d = Self {
             nices,
             socket_ino: (meta.dev(), meta.ino()),
