@@ -385,18 +385,19 @@ fn process(pid: u32) -> Option<(u32, u64)> {
     Some((uid, start))
 }
 
-/// The v1 memory group process `pid` is in (from `/proc/PID/cgroup`), as a path under the
-/// hierarchy.
+/// The v1 memory group process `pid` is in (from `/proc/PID/cgroup`), as a canonical path
+/// under the hierarchy (the form group nices are kept under).
 pub(crate) fn memory_group_of(pid: u32) -> Option<PathBuf> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
-    text.lines().find_map(|l| {
+    let dir = text.lines().find_map(|l| {
         let mut parts = l.splitn(3, ':');
         let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
         controllers
             .split(',')
             .any(|c| c == "memory")
             .then(|| Path::new(MEMCG_V1_ROOT).join(path.trim_start_matches('/')))
-    })
+    })?;
+    Some(dir.canonicalize().unwrap_or(dir))
 }
 
 #[cfg(test)]
@@ -411,6 +412,21 @@ mod tests {
         assert!(start > 0);
         assert_eq!(process(0), None);
         assert_eq!(process(u32::MAX >> 1), None);
+    }
+
+    #[test]
+    fn a_process_memory_group_is_read_from_proc() {
+        if !Path::new(MEMCG_V1_ROOT).join("memory.stat").is_file() {
+            eprintln!("skipping: no v1 memory hierarchy");
+            return;
+        }
+        let g = memory_group_of(std::process::id()).unwrap();
+        assert!(
+            g.starts_with(MEMCG_V1_ROOT) && g.is_dir(),
+            "{}",
+            g.display()
+        );
+        assert_eq!(memory_group_of(u32::MAX >> 1), None);
     }
 
     #[test]

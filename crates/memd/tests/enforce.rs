@@ -519,7 +519,8 @@ fn enforcement_takes_file_cache_from_the_niced_down_group_first() {
 }
 
 /// `kill -9` of the daemon while it enforces (a niced-down group keeps refilling its cache,
-/// so the daemon steps its limit every tick), then a restart on the same state file: every
+/// so the daemon steps limits every tick; the kill comes as soon as the state file records
+/// one, that is inside a tick's steps), then a restart on the same state file: every
 /// limit is back to its original before the new daemon serves. Then what a daemon killed
 /// in the middle of a step leaves (a lowered limit, recorded) is planted, and a start
 /// restores it.
@@ -542,7 +543,9 @@ fn after_kill_9_and_a_restart_no_limit_the_daemon_set_remains() {
         .collect();
     let (fa, fb) = (
         ColdFile::new("ka", 144 * MIB),
-        ColdFile::new("kb", 144 * MIB),
+        // b's file does not fit beside a's cache: rereading it charges the parent all the
+        // time, and the daemon steps limits every tick.
+        ColdFile::new("kb", 240 * MIB),
     );
     let mut hog_a = Helper::hog();
     a.add(hog_a.pid()).unwrap();
@@ -579,8 +582,19 @@ fn after_kill_9_and_a_restart_no_limit_the_daemon_set_remains() {
     // b rereads its file: its cache refills and the daemon takes from it every tick.
     hog_b.say(&format!("reread {}", fb.arg()));
     let b_cache = stat(b.path(), "total_cache");
-    std::thread::sleep(Duration::from_millis(1500));
+    // Killed in the middle of a tick's steps when possible: as soon as the state file
+    // records a limit (the daemon is between its first step in a tick and restoring), or
+    // after 3 s of enforcing.
+    std::thread::sleep(Duration::from_millis(500));
     let mut daemon = daemon;
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline {
+        let text = std::fs::read_to_string(&state).unwrap_or_default();
+        if text.lines().count() > 1 {
+            break;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
     daemon.child.kill().unwrap(); // SIGKILL
     daemon.child.wait().unwrap();
     let left = std::fs::read_to_string(&state).unwrap();
