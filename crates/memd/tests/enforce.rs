@@ -496,9 +496,9 @@ fn enforcement_takes_file_cache_from_the_niced_down_group_first() {
         mib(b1) - mib(b0)
     );
     assert!(
-        b0 - b1 >= (tau - free0) * 9 / 10,
+        b0.saturating_sub(b1) >= (tau - free0) * 9 / 10,
         "b gave {:.1} MiB",
-        mib(b0 - b1)
+        mib(b0.saturating_sub(b1))
     );
     assert!(
         a0.saturating_sub(a1) < 2 * MIB,
@@ -630,7 +630,7 @@ fn after_kill_9_and_a_restart_no_limit_the_daemon_set_remains() {
     // What a daemon killed in the middle of a step leaves: a's limit lowered below its
     // usage, and its original recorded. The next start puts it back.
     let usage = number(a.path(), "memory.usage_in_bytes");
-    let lowered = (usage - 2 * MIB) / 4096 * 4096;
+    let lowered = (usage.saturating_sub(2 * MIB) / 4096 * 4096).max(MIB);
     std::fs::write(a.path().join("memory.limit_in_bytes"), lowered.to_string()).unwrap();
     assert_eq!(number(a.path(), "memory.limit_in_bytes"), lowered);
     std::fs::write(
