@@ -27,7 +27,7 @@ use antsched_mem::{MemNice, SeverityConfig, Tier};
 use rustix::event::{EventfdFlags, PollFd, PollFlags};
 use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
 
-use crate::enforce::{DomainView, NiceTarget, Nices};
+use crate::enforce::{DomainView, NiceTarget, Nices, Process};
 use crate::page::{PageWriter, LAYOUT};
 use crate::source::{ObservationSource, SourceError};
 use crate::{monotonic_ns, HELLO};
@@ -162,7 +162,7 @@ enum State {
 /// not per domain: a nice set while it is subscribed then reaches it on the page it already
 /// has.
 struct Peer {
-    pid: u32,
+    process: Process,
     group: Option<PathBuf>,
     nice: MemNice,
     page: PageWriter,
@@ -625,7 +625,7 @@ impl Daemon {
                 let Some(d) = self.domains.iter().find(|d| d.id == *domain) else {
                     continue;
                 };
-                let nice = self.nices.nice_of(peer.pid, peer.group.as_deref());
+                let nice = self.nices.nice_of(peer.process, peer.group.as_deref());
                 if nice != peer.nice {
                     notifier.rescale(peer.nice.weight() / nice.weight());
                     peer.nice = nice;
@@ -762,8 +762,9 @@ impl Daemon {
                 let pid = rustix::net::sockopt::socket_peercred(&self.clients[i].stream)
                     .map(|p| p.pid.as_raw_nonzero().get() as u32)
                     .unwrap_or(0);
+                let process = Process::of(pid);
                 let group = crate::enforce::memory_group_of(pid);
-                let nice = self.nices.nice_of(pid, group.as_deref());
+                let nice = self.nices.nice_of(process, group.as_deref());
                 let page = PageWriter::new().map_err(|e| format!("cannot make its page: {e}"))?;
                 let seen = current.seen_with(nice);
                 page.publish(&seen);
@@ -778,7 +779,7 @@ impl Daemon {
                     notifier,
                     domain,
                     peer: Peer {
-                        pid,
+                        process,
                         group,
                         nice,
                         page,

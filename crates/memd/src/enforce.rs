@@ -64,6 +64,25 @@ pub(crate) fn open_state(
 /// Steps taken from one domain in one tick at most (4 MiB each: 32 MiB a tick).
 const MAX_STEPS_PER_TICK: usize = 8;
 
+/// A process: its PID and start time (field 22 of `/proc/PID/stat`), which together name it
+/// for its whole life and never another process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Process {
+    pub pid: u32,
+    pub start: u64,
+}
+
+impl Process {
+    /// Process `pid` as it is now; a start time of 0 when it is gone (it then matches no
+    /// nice set for a live process).
+    pub fn of(pid: u32) -> Self {
+        Self {
+            pid,
+            start: process(pid).map_or(0, |(_, start)| start),
+        }
+    }
+}
+
 /// What a `nice` request names.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NiceTarget {
@@ -105,9 +124,15 @@ impl Nices {
         }
     }
 
-    /// The nice of the subscriber `pid` in the group `group`.
-    pub fn nice_of(&self, pid: u32, group: Option<&Path>) -> MemNice {
-        let own = self.pids.get(&pid).map(|(n, _)| *n);
+    /// The nice of the subscriber `who` in the group `group`. A nice set for its PID counts
+    /// only if it was set for this process (the same start time), not for an earlier one
+    /// that had the PID.
+    pub fn nice_of(&self, who: Process, group: Option<&Path>) -> MemNice {
+        let own = self
+            .pids
+            .get(&who.pid)
+            .filter(|(_, start)| *start == who.start)
+            .map(|(n, _)| *n);
         let of_group = group.and_then(|g| self.groups.get(g)).copied();
         antsched_mem::nice::effective(own, of_group)
     }
@@ -452,11 +477,17 @@ mod tests {
         let me = std::process::id();
         let ok = n.set(0, 4, &NiceTarget::Pid(me), None).unwrap();
         assert_eq!(ok, format!("nice 4 pid {me} weight 8"));
-        assert_eq!(n.nice_of(me, None), MemNice::new(4).unwrap());
+        assert_eq!(n.nice_of(Process::of(me), None), MemNice::new(4).unwrap());
+        // A later process with the same PID (another start time) does not inherit it.
+        let reused = Process {
+            pid: me,
+            start: Process::of(me).start + 1,
+        };
+        assert_eq!(n.nice_of(reused, None), MemNice::NORMAL);
         // Another user may not raise the protection of a process (negative nice).
         let e = n.set(12345, -1, &NiceTarget::Pid(me), None).unwrap_err();
         assert!(e.contains("only set a nice of 0 or more"), "{e}");
         n.prune();
-        assert_eq!(n.nice_of(me, None), MemNice::new(4).unwrap());
+        assert_eq!(n.nice_of(Process::of(me), None), MemNice::new(4).unwrap());
     }
 }
