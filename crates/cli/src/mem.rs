@@ -1,8 +1,8 @@
 //! `antsched mem`: the memory half. `antsched mem simulate SCENARIO.toml` runs a user's
 //! scenario on the memory simulator and prints its processes' runtimes and footprints, with
 //! the time series as JSON and plots; `antsched mem status` prints the record `antsched memd`
-//! publishes and `antsched mem run` runs a command in a memory cgroup of its own (both in
-//! `memd.rs`).
+//! publishes, `antsched mem run` runs a command in a memory cgroup of its own and `antsched
+//! mem nice` sets a memory nice (all three in `memd.rs`).
 
 use std::path::{Path, PathBuf};
 
@@ -25,6 +25,8 @@ enum MemCommand {
     Status(crate::memd::StatusArgs),
     /// Run a command in a new memory cgroup of its own (root), governed by a running memd.
     Run(crate::memd::RunArgs),
+    /// Set the memory nice of a process or of a governed group (asks a running memd).
+    Nice(crate::memd::NiceArgs),
 }
 
 #[derive(clap::Args)]
@@ -47,6 +49,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         MemCommand::Simulate(a) => simulate(a),
         MemCommand::Status(a) => crate::memd::status(a),
         MemCommand::Run(a) => crate::memd::mem_run(a),
+        MemCommand::Nice(a) => crate::memd::nice(a),
     }
 }
 

@@ -31,6 +31,12 @@ pub struct Args {
     #[arg(long, value_name = "PATH", num_args = 0..=1,
           default_missing_value = antsched_memd::DEFAULT_PRESSURE_SOCKET)]
     pressure_socket: Option<PathBuf>,
+    /// Where every limit the daemon changes (enforcing memory nice) is recorded, to be
+    /// restored at exit and, after a crash, at the next start. Default, for root:
+    /// /run/antsched/memd.state (its directory is created); another user's daemon cannot
+    /// write a limit and enforces nothing unless given one.
+    #[arg(long, value_name = "PATH")]
+    state: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -52,6 +58,27 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 .with_context(|| format!("cannot create {} for the socket", dir.display()))?;
         }
     }
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let state = match a.state {
+        Some(path) => Some(path),
+        None if root => {
+            let path = PathBuf::from(antsched_memd::DEFAULT_STATE);
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).with_context(|| {
+                    format!("cannot create {} for the state file", dir.display())
+                })?;
+            }
+            Some(path)
+        }
+        None => {
+            eprintln!(
+                "antsched memd: not root and no --state: memory nice scales what subscribers \
+                 are told but is not enforced"
+            );
+            None
+        }
+    };
     let disk = a.disk.map_or(DiskChoice::Root, DiskChoice::Named);
     let source = ProcSource::new("/proc", disk)?;
     let disk = source.disk().to_string();
@@ -69,6 +96,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let config = Config {
         interval: Duration::from_nanos(ns),
         pressure_socket: a.pressure_socket.clone(),
+        state_file: state,
         ..Config::new(&a.socket)
     };
     let mut daemon = Daemon::bind(config, Box::new(source))?;
@@ -170,11 +198,51 @@ fn json_name<T: serde::Serialize>(v: &T) -> String {
 }
 
 #[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["pid", "cgroup"])))]
+pub struct NiceArgs {
+    /// The memory nice, -20..=19: +N makes the process see N*0.75 doublings more pressure
+    /// and its group give memory first (weight 2^(0.75 N)); -N protects it.
+    #[arg(
+        short = 'n',
+        long = "nice",
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
+    nice: i64,
+    /// The process whose nice is set.
+    pid: Option<u32>,
+    /// The governed group (under /sys/fs/cgroup/memory/antsched) whose nice is set.
+    #[arg(long, value_name = "PATH")]
+    cgroup: Option<PathBuf>,
+    /// The daemon's socket.
+    #[arg(long, value_name = "PATH", default_value = antsched_memd::DEFAULT_SOCKET)]
+    socket: PathBuf,
+}
+
+/// `antsched mem nice -n N PID|--cgroup PATH`: one request to the daemon. The range is
+/// checked here too, so that a wrong N is named without a daemon.
+pub fn nice(a: NiceArgs) -> anyhow::Result<()> {
+    antsched_mem::MemNice::new(a.nice).map_err(|e| anyhow::anyhow!("-n {}: {e}", a.nice))?;
+    let target = match (a.pid, &a.cgroup) {
+        (Some(pid), None) => antsched_memd::NiceTarget::Pid(pid),
+        (None, Some(path)) => antsched_memd::NiceTarget::Cgroup(path.display().to_string()),
+        _ => anyhow::bail!("give a PID or --cgroup PATH, not both"),
+    };
+    let done = antsched_memd::set_nice(&a.socket, a.nice, &target)?;
+    println!("{done}");
+    Ok(())
+}
+
+#[derive(clap::Args)]
 pub struct RunArgs {
     /// The group's memory limit (256M, 1G: powers of 1024); without it the group has no
     /// limit of its own and its domain is bounded by the machine's memory.
     #[arg(long, value_name = "SIZE")]
     limit: Option<String>,
+    /// The group's memory nice, -20..=19 (see `antsched mem nice`), set by the memd that
+    /// governs it before CMD starts.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    nice: Option<i64>,
     /// The daemon's socket; a memd listening there is asked to govern the group.
     #[arg(long, value_name = "PATH", default_value = antsched_memd::DEFAULT_SOCKET)]
     socket: PathBuf,
@@ -226,6 +294,9 @@ pub fn mem_run(a: RunArgs) -> anyhow::Result<()> {
                 })?,
         ),
     };
+    if let Some(n) = a.nice {
+        antsched_mem::MemNice::new(n).map_err(|e| anyhow::anyhow!("--nice {n}: {e}"))?;
+    }
     // Before any thread and before the child: the child unblocks them in pre_exec.
     let set = crate::signals::block();
     let name = format!("run-{}", std::process::id());
@@ -235,11 +306,23 @@ pub fn mem_run(a: RunArgs) -> anyhow::Result<()> {
     match antsched_memd::govern(&a.socket, group.path()) {
         Ok(domain) => {
             eprintln!("antsched mem run: memd governs {domain}");
+            if let Some(n) = a.nice {
+                let target = antsched_memd::NiceTarget::Cgroup(domain.clone());
+                match antsched_memd::set_nice(&a.socket, n, &target) {
+                    Ok(done) => eprintln!("antsched mem run: memd set {done}"),
+                    Err(e) => eprintln!("antsched mem run: the nice is not set: {e}"),
+                }
+            }
             governed = Some(domain);
         }
         Err(antsched_memd::ClientError::Connect { .. }) => eprintln!(
-            "antsched mem run: no memd listening at {}; running without it",
-            a.socket.display()
+            "antsched mem run: no memd listening at {}; running without it{}",
+            a.socket.display(),
+            if a.nice.is_some() {
+                " (and without its nice)"
+            } else {
+                ""
+            }
         ),
         Err(e) => eprintln!("antsched mem run: memd will not govern the group: {e}"),
     }

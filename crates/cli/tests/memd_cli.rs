@@ -38,6 +38,8 @@ fn memd_serves_status_and_stops_on_sigterm() {
         bin()
             .args(["memd", "--interval", "200ms", "--socket"])
             .arg(&sock)
+            .arg("--state")
+            .arg(dir.join("memd.state"))
             .stderr(Stdio::piped())
             .spawn()
             .unwrap(),
@@ -190,6 +192,8 @@ fn mem_run_runs_a_command_in_a_governed_group_and_removes_it() {
         bin()
             .args(["memd", "--interval", "100ms", "--socket"])
             .arg(&sock)
+            .arg("--state")
+            .arg(dir.join("memd.state"))
             .stderr(Stdio::null())
             .spawn()
             .unwrap(),
@@ -209,7 +213,7 @@ fn mem_run_runs_a_command_in_a_governed_group_and_removes_it() {
         sock = sock.display()
     );
     let out = bin()
-        .args(["mem", "run", "--limit", "64M", "--socket"])
+        .args(["mem", "run", "--limit", "64M", "--nice", "10", "--socket"])
         .arg(&sock)
         .args(["--", "sh", "-c", &script])
         .output()
@@ -224,6 +228,10 @@ fn mem_run_runs_a_command_in_a_governed_group_and_removes_it() {
     assert_eq!(lines.next(), Some("governed"), "{stdout}\n{stderr}");
     assert!(
         stderr.contains("memd governs /sys/fs/cgroup/memory/antsched/run-"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("memd set nice 10 cgroup /sys/fs/cgroup/memory/antsched/run-"),
         "{stderr}"
     );
     assert!(
@@ -242,12 +250,110 @@ fn mem_run_runs_a_command_in_a_governed_group_and_removes_it() {
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stderr).contains("running without it"));
     let out = bin()
+        .args(["mem", "run", "--nice", "20", "--", "true"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--nice 20: memory nice 20 is outside -20..=19"),
+        "{err}"
+    );
+    let out = bin()
         .args(["mem", "run", "--limit", "lots", "--", "true"])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success() && err.contains("bad size \"lots\""),
+        "{err}"
+    );
+}
+
+/// `antsched mem nice`: a good request is confirmed with the weight; a nice out of range, a
+/// missing process, a group outside antsched's parent and a missing daemon are each an
+/// error that names what was wrong, with a non-zero exit, and the daemon keeps serving.
+#[test]
+fn mem_nice_sets_a_nice_and_names_what_is_wrong() {
+    let dir = scratch("nice");
+    let _cleanup = Cleanup(dir.clone());
+    let sock = dir.join("memd.sock");
+    let mut d = Daemon(
+        bin()
+            .args(["memd", "--interval", "200ms", "--socket"])
+            .arg(&sock)
+            .arg("--state")
+            .arg(dir.join("memd.state"))
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !sock.exists() {
+        assert!(Instant::now() < deadline, "no socket");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let nice = |args: &[&str]| {
+        let out = bin()
+            .args(["mem", "nice"])
+            .args(args)
+            .arg("--socket")
+            .arg(&sock)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let me = std::process::id().to_string();
+    let (ok, out, err) = nice(&["-n", "4", &me]);
+    assert!(ok, "{err}");
+    assert_eq!(out, format!("nice 4 pid {me} weight 8\n"));
+
+    let (ok, _, err) = nice(&["-n", "25", &me]);
+    assert!(
+        !ok && err.contains("-n 25: memory nice 25 is outside -20..=19"),
+        "{err}"
+    );
+    let (ok, _, err) = nice(&["-n", "-21", &me]);
+    assert!(
+        !ok && err.contains("memory nice -21 is outside -20..=19"),
+        "{err}"
+    );
+    let missing = (u32::MAX >> 1).to_string();
+    let (ok, _, err) = nice(&["-n", "5", &missing]);
+    assert!(
+        !ok && err.contains(&format!("the daemon refused: no process {missing}")),
+        "{err}"
+    );
+    let (ok, _, err) = nice(&["-n", "5", "--cgroup", "/sys/fs/cgroup/memory"]);
+    assert!(!ok && err.contains("is not a group under"), "{err}");
+    let (ok, _, err) = nice(&[
+        "-n",
+        "5",
+        "--cgroup",
+        "/sys/fs/cgroup/memory/antsched/../..",
+    ]);
+    assert!(!ok && err.contains("the daemon refused"), "{err}");
+    let (ok, _, err) = nice(&["-n", "5", &me, "--cgroup", "/x"]);
+    assert!(!ok && err.contains("cannot be used with"), "{err}");
+    assert!(d.0.try_wait().unwrap().is_none(), "memd exited");
+    let out = bin()
+        .args(["mem", "status", "--socket"])
+        .arg(&sock)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "the daemon stopped serving");
+
+    let out = bin()
+        .args(["mem", "nice", "-n", "3", &me, "--socket"])
+        .arg(dir.join("none.sock"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("is antsched memd running?"),
         "{err}"
     );
 }

@@ -176,6 +176,22 @@ impl MemcgV1Lru {
             refaults,
         })
     }
+
+    /// Reclaim the driver caused itself, `bytes` taken from the group by lowering its limit
+    /// below its usage (memory nice enforcement). A limit write reclaims without a failed
+    /// charge, so `failcnt` does not move and [`observe`](Self::observe) would not count it;
+    /// yet it is the group's candidates being evicted, and the turnover estimate must see it
+    /// for the enforcement to reach the thesis's equilibrium (section 4.5: a niced-down
+    /// group's age falls as it gives, until its weighted age meets the others'). The
+    /// `pgpgout` base moves by the same pages, so an interval in which the kernel also
+    /// reclaimed at the limit does not count them twice.
+    pub fn add_reclaimed(&mut self, bytes: u64) {
+        let pages = bytes / PAGE;
+        self.reclaimed = self.reclaimed.saturating_add(pages);
+        if let Some((out, _)) = &mut self.prev {
+            *out = out.saturating_add(pages);
+        }
+    }
 }
 
 /// The tunables of the turnover estimate and its refault check.
@@ -494,6 +510,10 @@ mod tests {
         // A re-created group: counters went back, nothing counted, a new base.
         assert_eq!(m.observe(&stat(10), 1, false).unwrap().reclaimed, 250);
         assert_eq!(m.observe(&stat(30), 2, false).unwrap().reclaimed, 270);
+        // The driver took 100 pages by lowering the limit: counted once, though the kernel
+        // also reclaimed 50 at the limit in the same interval.
+        m.add_reclaimed(100 * PAGE);
+        assert_eq!(m.observe(&stat(180), 3, false).unwrap().reclaimed, 420);
         // The real file of this machine parses, and its keys are the ones read.
         let real = crate::kernel::parse_memcg_v1_stat(include_str!(
             "../fixtures/linux-6.18/memcg-v1-memory.stat"

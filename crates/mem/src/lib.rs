@@ -14,6 +14,10 @@
 //!   it was last told, and every second while S < S_max (section 4.6, SIGMEM).
 //! - [`nice`]: memory nice values, their weights (2^(nice * 30 / 40)), the S each process sees
 //!   and the three priority classes (sections 4.4 and 5.1.2 to 5.1.3).
+//! - [`enforce`]: memory nice for processes that do not cooperate, on a driver that cannot
+//!   change the kernel's replacement: which governed group gives memory first (the priority
+//!   class, then the candidate age times the weight) and how much at a time (sections 5.1.2
+//!   and 5.1.3).
 //! - [`cost`]: the application's side of the bargain: free a chunk when its amortized cost
 //!   (Eq. 4.3) is below the amortized paging cost (Eq. 4.2).
 //! - [`cache`]: a reusable adaptive cache policy built on that rule (sections 4.7 and 6.2.3).
@@ -32,6 +36,7 @@
 
 pub mod cache;
 pub mod cost;
+pub mod enforce;
 pub mod estimate;
 pub mod kernel;
 pub mod nice;

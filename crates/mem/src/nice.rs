@@ -143,6 +143,14 @@ impl MemNice {
     }
 }
 
+/// The nice a process is subject to: its own, when one was set for it, else its memory
+/// cgroup's, else 0. A process's own value is the more specific statement (as a CPU nice set
+/// on a process applies whatever its session's), and a group's nice covers every process
+/// that runs in it, the way `antsched mem run --nice` gives it to a command and its children.
+pub fn effective(process: Option<MemNice>, group: Option<MemNice>) -> MemNice {
+    process.or(group).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,6 +199,15 @@ mod tests {
         assert_eq!(n.scaled_severity(3600.0), 450.0);
         let m = MemNice::new(-4).unwrap();
         assert_eq!(m.scaled_severity(450.0), 3600.0);
+    }
+
+    #[test]
+    fn a_process_nice_overrides_its_group_nice() {
+        let p = MemNice::new(-5).unwrap();
+        let g = MemNice::new(10).unwrap();
+        assert_eq!(effective(Some(p), Some(g)), p);
+        assert_eq!(effective(None, Some(g)), g);
+        assert_eq!(effective(None, None), MemNice::NORMAL);
     }
 
     /// Section 5.2: unmapped pages take the unmapper's nice + 1, never past +19.

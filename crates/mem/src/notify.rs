@@ -79,6 +79,24 @@ impl Notifier {
         })
     }
 
+    /// The subscriber's weight changed by `factor` (its nice was set while it was
+    /// subscribed): the severity it sees, the one it was last told and its S_max all scale by
+    /// the same factor, so the rule (halved or doubled since last told, the repeat while below
+    /// S_max) runs on the S the subscriber sees and a change of nice alone wakes nobody. The
+    /// new S is on its page from the next record on.
+    pub fn rescale(&mut self, factor: f64) {
+        if factor.is_finite() && factor > 0.0 {
+            self.s_max *= factor;
+            self.told *= factor;
+            self.current *= factor;
+        }
+    }
+
+    /// The S_max this subscriber sees (S_max divided by its weight).
+    pub fn s_max(&self) -> f64 {
+        self.s_max
+    }
+
     fn repeat_due(&self, now: Nanos) -> bool {
         match self.told_at {
             None => true,
@@ -119,6 +137,21 @@ mod tests {
         // A fall by a factor of eight is one notification, not three.
         assert_eq!(n.observe(250.0, 60 * MS).unwrap().reason, Reason::Halved);
         assert_eq!(n.told(), 250.0);
+    }
+
+    /// A niced subscriber's rule runs on the S it sees: with S and S_max both divided by its
+    /// weight, no pressure means no repeat, and a halving is still a halving.
+    #[test]
+    fn a_rescaled_notifier_runs_on_the_scaled_severity() {
+        let w = 2f64.powf(7.5);
+        let mut n = Notifier::new(3600.0);
+        n.rescale(1.0 / w);
+        assert_eq!(n.observe(3600.0 / w, 0), None);
+        assert_eq!(n.poll_timeout(), None);
+        assert_eq!(n.observe(1700.0 / w, MS).unwrap().reason, Reason::Halved);
+        n.rescale(w);
+        assert_eq!(n.told(), 1700.0);
+        assert_eq!(n.observe(1700.0, 2 * MS), None);
     }
 
     /// Section 4.6: every second while S < S_max, and never at S_max.

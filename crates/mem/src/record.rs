@@ -77,6 +77,24 @@ impl SeverityRecord {
             time: obs.time,
         }
     }
+
+    /// This record (made for nice 0, as a driver publishes a domain's) as a subscriber of
+    /// nice `nice` sees it: S divided by its weight and the paging cost at that S (section
+    /// 4.3, "Nicing"); the candidate age, free memory, tau and the tier are the domain's and
+    /// stay. A driver keeps one record per domain and derives each subscriber's from it, so
+    /// that a nice set after a process subscribed applies from the next record on.
+    pub fn seen_with(&self, nice: MemNice) -> Self {
+        let seen = nice.scaled_severity(self.severity_s);
+        let paging = PagingCost {
+            disk_service_s: self.disk_service_ms / 1e3,
+            disk_queue: self.disk_queue,
+        };
+        Self {
+            severity_s: seen,
+            paging_cost: paging.amortized(seen),
+            ..*self
+        }
+    }
 }
 
 /// The record's keys, as every channel and `antsched mem status --json` spell them (DESIGN.md).
@@ -119,5 +137,39 @@ mod tests {
             assert!(json.get(key).is_some(), "{key}");
         }
         assert_eq!(json["tier"], "paging");
+    }
+
+    /// The record a niced subscriber is given is the nice-0 record with S divided by the
+    /// weight: the same as making it for that nice directly.
+    #[test]
+    fn seen_with_a_nice_is_the_record_made_for_that_nice() {
+        let obs = Observation {
+            free_bytes: 10 << 20,
+            total_bytes: 256 << 20,
+            candidate_age_s: 80.0,
+            paging: PagingCost {
+                disk_service_s: 0.004,
+                disk_queue: 1.5,
+            },
+            estimator: Estimator::Turnover,
+            time: 9,
+        };
+        let config = SeverityConfig::default();
+        let base = SeverityRecord::new(&config, &obs, MemNice::NORMAL);
+        for n in [-20, -4, 0, 10, 19] {
+            let nice = MemNice::new(n).unwrap();
+            let direct = SeverityRecord::new(&config, &obs, nice);
+            let derived = base.seen_with(nice);
+            assert_eq!(derived.tier, direct.tier, "{n}");
+            assert!(
+                (derived.severity_s / direct.severity_s - 1.0).abs() < 1e-12,
+                "{n}"
+            );
+            assert!(
+                (derived.paging_cost / direct.paging_cost - 1.0).abs() < 1e-9,
+                "{n}"
+            );
+            assert_eq!(derived.free_bytes, base.free_bytes);
+        }
     }
 }

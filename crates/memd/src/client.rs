@@ -167,6 +167,36 @@ pub fn register_sigmem(
     }
 }
 
+/// Sets the memory nice `nice` of a process or of a governed group (`antsched mem nice`).
+/// Returns the daemon's confirmation (`nice N pid P weight W`). The daemon checks the range
+/// (-20..=19), that the process exists and that the group lies under its parent, and refuses
+/// with the reason otherwise ([`ClientError::Refused`]).
+pub fn set_nice(
+    path: impl AsRef<Path>,
+    nice: i64,
+    target: &crate::NiceTarget,
+) -> Result<String, ClientError> {
+    let path = path.as_ref();
+    let what = match target {
+        crate::NiceTarget::Pid(pid) => format!("pid {pid}"),
+        crate::NiceTarget::Cgroup(group) => format!("cgroup {group}"),
+    };
+    if what.contains('\n') {
+        return Err(ClientError::Protocol {
+            path: path.to_path_buf(),
+            reply: format!("a path cannot hold a newline: {what:?}"),
+        });
+    }
+    let reply = request(path, &format!("{} nice {nice} {what}\n", HELLO.trim_end()))?;
+    reply
+        .strip_prefix("ok ")
+        .map(|n| n.trim_end().to_string())
+        .ok_or_else(|| ClientError::Protocol {
+            path: path.to_path_buf(),
+            reply,
+        })
+}
+
 /// Sends one request line and reads the reply until the daemon closes.
 fn request(path: &Path, line: &str) -> Result<String, ClientError> {
     use std::io::{Read, Write};

@@ -27,6 +27,7 @@ use antsched_mem::{MemNice, SeverityConfig, Tier};
 use rustix::event::{EventfdFlags, PollFd, PollFlags};
 use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
 
+use crate::enforce::{DomainView, NiceTarget, Nices, Process};
 use crate::page::{PageWriter, LAYOUT};
 use crate::source::{ObservationSource, SourceError};
 use crate::{monotonic_ns, HELLO};
@@ -62,6 +63,10 @@ pub struct Config {
     /// Where to serve systemd's memory-pressure protocol (`crate::pressure_socket`), if
     /// anywhere. None.
     pub pressure_socket: Option<PathBuf>,
+    /// Where the limits the daemon changes are recorded (`crate::state`). None: the daemon
+    /// enforces no nice and changes no limit (memory nice still scales what subscribers are
+    /// told).
+    pub state_file: Option<PathBuf>,
 }
 
 impl Config {
@@ -77,6 +82,7 @@ impl Config {
             thrashing_full_avg10: 10.0,
             max_requested_domains: 64,
             pressure_socket: None,
+            state_file: None,
         }
     }
 }
@@ -114,6 +120,8 @@ pub enum Error {
     Source(#[source] SourceError),
     #[error("invalid configuration: {0}")]
     Config(String),
+    #[error(transparent)]
+    State(#[from] crate::state::StateError),
     #[error("domain {name}: {why}")]
     Domain { name: String, why: String },
     #[error("{what}: {source}")]
@@ -150,7 +158,22 @@ enum State {
         eventfd: OwnedFd,
         notifier: Notifier,
         domain: u64,
+        /// What the subscriber's nice is looked up by (`crate::enforce`).
+        peer: Peer,
     },
+}
+
+/// A subscriber's process, its memory group, and its own page, on which the domain's record
+/// is published as the subscriber sees it (S divided by its weight). A page per subscriber,
+/// not per domain: a nice set while it is subscribed then reaches it on the page it already
+/// has.
+struct Peer {
+    process: Process,
+    group: Option<PathBuf>,
+    nice: MemNice,
+    page: PageWriter,
+    /// The `time` of the domain's record last published on `page`.
+    published: u64,
 }
 
 /// What the daemon observes and publishes for one domain.
@@ -206,6 +229,8 @@ pub struct Daemon {
     sigmem: crate::sigmem::Registry,
     /// The systemd memory-pressure socket, when configured.
     pressure: Option<crate::pressure_socket::Server>,
+    /// Memory nice: the values set, and their enforcement.
+    nices: Nices,
 }
 
 /// How long the listener rests after an accept error.
@@ -238,7 +263,15 @@ impl Daemon {
             Some(p) => Some(crate::pressure_socket::Server::bind(p, config.max_clients)?),
             None => None,
         };
+        let (nices, recovered) = match crate::enforce::open_state(config.state_file.as_deref()) {
+            Ok(v) => v,
+            Err(e) => {
+                let _ = std::fs::remove_file(&config.socket);
+                return Err(e.into());
+            }
+        };
         let mut d = Self {
+            nices,
             socket_ino: (meta.dev(), meta.ino()),
             listener,
             domains: Vec::new(),
@@ -264,6 +297,9 @@ impl Daemon {
                 "serving the systemd memory-pressure protocol at {}",
                 p.path().display()
             ));
+        }
+        for line in recovered {
+            d.log(format_args!("{line}"));
         }
         d.insert(MACHINE.to_string(), source, page, current, false);
         Ok(d)
@@ -588,6 +624,34 @@ impl Daemon {
                 .map(|c| (c.id, "its domain is gone".to_string()))
                 .collect();
             self.drop_clients(orphans);
+            for id in gone {
+                self.nices.forget(id);
+            }
+        }
+        self.enforce();
+    }
+
+    /// Memory nice for processes that do not cooperate: one tick of `crate::enforce`.
+    fn enforce(&mut self) {
+        self.nices.prune();
+        let views: Vec<DomainView<'_>> = self
+            .domains
+            .iter()
+            .map(|d| DomainView {
+                id: d.id,
+                name: &d.name,
+                record: d.current,
+                requested: d.requested,
+            })
+            .collect();
+        let (log, taken) = self.nices.enforce(monotonic_ns(), &views);
+        for line in log {
+            self.log(format_args!("{line}"));
+        }
+        for (id, bytes) in taken {
+            if let Some(d) = self.domains.iter_mut().find(|d| d.id == id) {
+                d.source.note_reclaimed(bytes);
+            }
         }
     }
 
@@ -598,12 +662,24 @@ impl Daemon {
                 eventfd,
                 notifier,
                 domain,
+                peer,
             } = &mut c.state
             {
                 let Some(d) = self.domains.iter().find(|d| d.id == *domain) else {
                     continue;
                 };
-                if notifier.observe(d.current.severity_s, now).is_some() {
+                let nice = self.nices.nice_of(peer.process, peer.group.as_deref());
+                if nice != peer.nice {
+                    notifier.rescale(peer.nice.weight() / nice.weight());
+                    peer.nice = nice;
+                    peer.published = 0;
+                }
+                let seen = d.current.seen_with(nice);
+                if peer.published != seen.time {
+                    peer.page.publish(&seen);
+                    peer.published = seen.time;
+                }
+                if notifier.observe(seen.severity_s, now).is_some() {
                     // Non-blocking: a counter at its maximum (a client that never reads) is
                     // left as it is.
                     let _ = rustix::io::write(&*eventfd, &1u64.to_ne_bytes());
@@ -723,17 +799,36 @@ impl Daemon {
                     );
                     return refuse(&self.clients[i], why);
                 };
-                let (domain, dname) = (d.id, d.name.clone());
+                let (domain, dname, current) = (d.id, d.name.clone(), d.current);
                 let eventfd =
                     rustix::event::eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)
                         .map_err(|e| format!("cannot make its eventfd: {e}"))?;
-                send_fds(&self.clients[i].stream, d.page.fd(), &eventfd)
+                let pid = rustix::net::sockopt::socket_peercred(&self.clients[i].stream)
+                    .map(|p| p.pid.as_raw_nonzero().get() as u32)
+                    .unwrap_or(0);
+                let process = Process::of(pid);
+                let group = crate::enforce::memory_group_of(pid);
+                let nice = self.nices.nice_of(process, group.as_deref());
+                let page = PageWriter::new().map_err(|e| format!("cannot make its page: {e}"))?;
+                let seen = current.seen_with(nice);
+                page.publish(&seen);
+                send_fds(&self.clients[i].stream, page.fd(), &eventfd)
                     .map_err(|e| format!("cannot send it the page: {e}"))?;
                 let c = &mut self.clients[i];
+                // The rule runs on the S this subscriber sees, against S_max as it sees it.
+                let mut notifier = Notifier::new(self.config.severity.s_max);
+                notifier.rescale(1.0 / nice.weight());
                 c.state = State::Ready {
                     eventfd,
-                    notifier: Notifier::new(self.config.severity.s_max),
+                    notifier,
                     domain,
+                    peer: Peer {
+                        process,
+                        group,
+                        nice,
+                        page,
+                        published: seen.time,
+                    },
                 };
                 let id = c.id;
                 self.log(format_args!("client {id} subscribed to {dname}"));
@@ -754,6 +849,19 @@ impl Daemon {
                     Ok(what) => {
                         say(&self.clients[i].stream, &format!("ok {what}\n"));
                         Ok(Served::Done(what))
+                    }
+                    Err(why) => refuse(&self.clients[i], why),
+                }
+            }
+            Request::Nice(nice, target) => {
+                let uid = rustix::net::sockopt::socket_peercred(&self.clients[i].stream)
+                    .map(|p| p.uid.as_raw())
+                    .map_err(|e| format!("cannot tell who is asking: {e}"))?;
+                let parent = self.governor.as_ref().map(|(p, _)| p.as_path());
+                match self.nices.set(uid, nice, &target, parent) {
+                    Ok(what) => {
+                        say(&self.clients[i].stream, &format!("ok {what}\n"));
+                        Ok(Served::Done(format!("set {what}")))
                     }
                     Err(why) => refuse(&self.clients[i], why),
                 }
@@ -886,6 +994,9 @@ enum Request {
     Govern(String),
     /// `antsched-memd 1 sigmem PID SIGNO [DOMAIN]`: SIGMEM to PID (`crate::sigmem`).
     Sigmem(String),
+    /// `antsched-memd 1 nice N pid P` or `antsched-memd 1 nice N cgroup PATH`: the memory
+    /// nice of a process or of a governed group.
+    Nice(i64, NiceTarget),
 }
 
 /// The first line of `buf` (ending at `end`, its newline), which must be all there is.
@@ -921,11 +1032,39 @@ fn parse_request(buf: &[u8], end: usize) -> Result<Request, String> {
         "list" if arg.is_empty() => Ok(Request::List),
         "govern" => Ok(Request::Govern(need_arg("a cgroup path")?)),
         "sigmem" => Ok(Request::Sigmem(need_arg("PID SIGNO [DOMAIN]")?)),
+        "nice" => parse_nice(arg),
         _ => Err(format!(
             "unknown request {rest:?} (expected \"{prefix}\", \"{prefix} domain NAME\", \
-             \"{prefix} list\", \"{prefix} govern PATH\" or \"{prefix} sigmem PID SIGNO \
-             [DOMAIN]\")"
+             \"{prefix} list\", \"{prefix} govern PATH\", \"{prefix} sigmem PID SIGNO \
+             [DOMAIN]\", \"{prefix} nice N pid PID\" or \"{prefix} nice N cgroup PATH\")"
         )),
+    }
+}
+
+/// The arguments of `nice`: `N pid PID` or `N cgroup PATH`. The range of N is checked where
+/// the request is answered (`MemNice::new`), so that its error is the one message for it.
+fn parse_nice(arg: &str) -> Result<Request, String> {
+    let usage = "expected \"nice N pid PID\" or \"nice N cgroup PATH\"";
+    let mut words = arg.splitn(3, ' ');
+    let (Some(n), Some(kind), Some(what)) = (words.next(), words.next(), words.next()) else {
+        return Err(format!("{usage}, got \"nice {arg}\""));
+    };
+    let n: i64 = n
+        .parse()
+        .map_err(|_| format!("nice {n:?} is not a whole number ({usage})"))?;
+    match kind {
+        "pid" => {
+            let pid: u32 = what
+                .parse()
+                .ok()
+                .filter(|&p| p > 0)
+                .ok_or_else(|| format!("{what:?} is not a process id ({usage})"))?;
+            Ok(Request::Nice(n, NiceTarget::Pid(pid)))
+        }
+        "cgroup" if !what.trim().is_empty() => {
+            Ok(Request::Nice(n, NiceTarget::Cgroup(what.to_string())))
+        }
+        _ => Err(format!("{usage}, got \"nice {arg}\"")),
     }
 }
 
@@ -1134,6 +1273,42 @@ mod tests {
         assert!(p("antsched-memd 1list\n")
             .unwrap_err()
             .starts_with("expected the hello"));
+        assert_eq!(
+            p("antsched-memd 1 nice -5 pid 42\n"),
+            Ok(Request::Nice(-5, NiceTarget::Pid(42)))
+        );
+        assert_eq!(
+            p("antsched-memd 1 nice 10 cgroup /sys/fs/cgroup/memory/antsched/a b\n"),
+            Ok(Request::Nice(
+                10,
+                NiceTarget::Cgroup("/sys/fs/cgroup/memory/antsched/a b".into())
+            ))
+        );
+        // The range is checked when answering; the shape here.
+        assert_eq!(
+            p("antsched-memd 1 nice 99 pid 1\n"),
+            Ok(Request::Nice(99, NiceTarget::Pid(1)))
+        );
+        for (bad, want) in [
+            ("antsched-memd 1 nice\n", "expected \"nice N pid PID\""),
+            ("antsched-memd 1 nice 5\n", "expected \"nice N pid PID\""),
+            (
+                "antsched-memd 1 nice x pid 1\n",
+                "nice \"x\" is not a whole number",
+            ),
+            (
+                "antsched-memd 1 nice 5 pid 0\n",
+                "\"0\" is not a process id",
+            ),
+            (
+                "antsched-memd 1 nice 5 pid me\n",
+                "\"me\" is not a process id",
+            ),
+            ("antsched-memd 1 nice 5 user 1\n", "got \"nice 5 user 1\""),
+        ] {
+            let e = p(bad).unwrap_err();
+            assert!(e.contains(want), "{bad:?}: {e}");
+        }
         // Two lines at once: the second is not read as a request.
         let two = b"antsched-memd 1\nantsched-memd 1\n";
         assert!(parse_request(two, 15)

@@ -68,29 +68,45 @@
 //! honour `$MEMORY_PRESSURE_WATCH`. The C ABI and the `LD_PRELOAD` library are the crates
 //! `antsched-memd-c` and `antsched-memd-preload`.
 //!
+//! ## Memory nice
+//!
+//! `antsched-memd 1 nice N pid P` and `antsched-memd 1 nice N cgroup PATH` ([`set_nice`]) set
+//! a process's or a governed group's memory nice. Each subscriber has a page of its own with
+//! its domain's record as it sees it (S divided by its weight) and its eventfd runs the
+//! notification rule on that S. With a state file ([`Config::state_file`], [`state`]), the
+//! daemon also enforces the weights on groups it governs on request ([`enforce`]): while a
+//! domain's free memory is below tau it steps the `memory.limit_in_bytes` of the group with
+//! the largest (class, candidate age times weight) below its usage by a few MB and back,
+//! recording each original limit first and restoring it at exit and at its next start.
+//!
 //! ## What is not here yet
 //!
-//! No cgroup v2 memory domains, no memory nice or enforcement. The daemon writes to no kernel
-//! setting and no cgroup: it reads `/proc` and the groups it governs; only [`RunGroup`] (used
-//! by `antsched mem run`) makes, fills and removes groups, and only its own.
+//! No cgroup v2 memory domains (nor `memory.reclaim`). The only kernel setting the daemon
+//! writes is the limit of a group under [`RUN_PARENT`] it was asked to govern, while
+//! enforcing; only [`RunGroup`] (used by `antsched mem run`) makes, fills and removes groups,
+//! and only its own.
 
 pub mod cgroup;
 pub mod client;
 pub mod daemon;
+pub mod enforce;
 pub mod page;
 pub mod pressure_socket;
 pub mod sigmem;
 pub mod source;
+pub mod state;
 
 pub use cgroup::{parse_size, pressure_twin, CgroupError, RunGroup, RUN_PARENT, UNIFIED_ROOT};
 pub use client::{
-    connect, connect_domain, govern, list_domains, register_sigmem, Client, ClientError,
+    connect, connect_domain, govern, list_domains, register_sigmem, set_nice, Client, ClientError,
 };
 pub use daemon::{Config, Daemon, Error, Governor, Stopper, DEFAULT_PSI_TRIGGER, MACHINE};
+pub use enforce::NiceTarget;
 pub use pressure_socket::DEFAULT_PRESSURE_SOCKET;
 pub use source::{
     CgroupSource, DiskChoice, ObservationSource, ProcSource, SourceError, MEMCG_V1_ROOT,
 };
+pub use state::{StateError, StateFile, DEFAULT_STATE};
 
 /// Where the daemon listens unless told otherwise.
 pub const DEFAULT_SOCKET: &str = "/run/antsched/memd.sock";

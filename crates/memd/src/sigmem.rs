@@ -101,6 +101,8 @@ struct Entry {
     signo: i32,
     domain: u64,
     notifier: Notifier,
+    /// The memory nice its notifier runs on: it is sent S / W, as its page would show.
+    nice: antsched_mem::MemNice,
 }
 
 /// The processes registered for SIGMEM.
@@ -169,6 +171,7 @@ impl Registry {
             signo,
             domain,
             notifier: Notifier::new(s_max),
+            nice: antsched_mem::MemNice::default(),
         });
         Ok(())
     }
@@ -207,13 +210,28 @@ impl Registry {
 
     /// Signals every registered process whose Notifier says so. Returns a line to log for
     /// each registration dropped for a reason other than its process having exited.
-    pub fn notify(&mut self, now: Nanos, severity_of: impl Fn(u64) -> Option<f64>) -> Vec<String> {
+    /// Sends SIGMEM to each registered process whose notification rule says so, with the S
+    /// it sees: its domain's (`severity_of`) divided by the weight of its memory nice
+    /// (`nice_of`), as a subscriber's page shows it (section 4.3, "Nicing"); a change of nice
+    /// rescales what it was last told, so the renice alone sends nothing.
+    pub fn notify(
+        &mut self,
+        now: Nanos,
+        severity_of: impl Fn(u64) -> Option<f64>,
+        nice_of: impl Fn(i32) -> antsched_mem::MemNice,
+    ) -> Vec<String> {
         let mut log = Vec::new();
         let mut dead = Vec::new();
         for e in &mut self.entries {
             let Some(s) = severity_of(e.domain) else {
                 continue;
             };
+            let nice = nice_of(e.pid);
+            if nice != e.nice {
+                e.notifier.rescale(e.nice.weight() / nice.weight());
+                e.nice = nice;
+            }
+            let s = nice.scaled_severity(s);
             // A look at the state first: Notifier::observe advances it, which must only
             // happen when the signal is sent.
             let mut probe = e.notifier.clone();

@@ -56,6 +56,10 @@ pub trait ObservationSource: Send {
     fn pressure(&self) -> Option<Pressure> {
         None
     }
+
+    /// The daemon took `bytes` from the domain itself (memory nice enforcement lowered its
+    /// limit), reclaim the kernel's counters may not show. Ignored by default.
+    fn note_reclaimed(&mut self, _bytes: u64) {}
 }
 
 /// Which device's `/proc/diskstats` line gives the paging cost.
@@ -399,5 +403,11 @@ impl ObservationSource for CgroupSource {
 
     fn pressure(&self) -> Option<Pressure> {
         self.last.as_ref().and_then(|l| l.2)
+    }
+
+    /// A v1 limit write reclaims without moving `failcnt`: counted into the turnover here
+    /// (`MemcgV1Lru::add_reclaimed`).
+    fn note_reclaimed(&mut self, bytes: u64) {
+        self.lru.add_reclaimed(bytes);
     }
 }

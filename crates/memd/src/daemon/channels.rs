@@ -69,7 +69,14 @@ impl Daemon {
         let log = if self.sigmem.is_empty() {
             Vec::new()
         } else {
-            self.sigmem.notify(now, severity_of)
+            let nices = &self.nices;
+            self.sigmem.notify(now, severity_of, |pid| {
+                let pid = pid.max(0) as u32;
+                nices.nice_of(
+                    crate::enforce::Process::of(pid),
+                    crate::enforce::memory_group_of(pid).as_deref(),
+                )
+            })
         };
         for line in log {
             self.log(format_args!("{line}"));

@@ -1,0 +1,493 @@
+//! Memory nice in the daemon: the nice values clients set (per process and per governed
+//! group), the nice each subscriber is subject to, and the enforcement of the weights on the
+//! groups the daemon governs, for processes that do not cooperate.
+//!
+//! The decisions are `antsched-mem`'s ([`antsched_mem::nice::effective`],
+//! [`antsched_mem::enforce::Enforcer`]); this module reads and writes the kernel's files.
+//!
+//! ## Enforcement (cgroup v1)
+//!
+//! Every tick, for each domain whose free memory is below tau (the machine, or a governed
+//! group with a limit that has governed groups under it), the enforcer picks the group under
+//! it to take from: the lowest priority class first, then the largest candidate age times
+//! weight (sections 5.1.2 and 5.1.3). A step lowers that group's `memory.limit_in_bytes` to
+//! its usage minus a few MB, which makes the kernel reclaim that much from it synchronously
+//! (only file pages: the step never asks for more than the group's page cache less 1 MiB, and
+//! without swap anonymous memory cannot be reclaimed), then writes the original limit back at
+//! once. The kernel refuses with EBUSY when it could not reclaim enough (it never OOM-kills on
+//! a limit write in v1: it gives up and leaves the limit as it was); the enforcer then halves
+//! the step and in the end leaves the group alone for a while. Before each step the original
+//! limit is in the state file ([`crate::state`]), and it is taken out once restored.
+//!
+//! Only groups a client asked the daemon to govern, which lie under its parent
+//! ([`crate::RUN_PARENT`]), are ever stepped, and only leaves (a governed group with governed
+//! groups under it is a domain, not a candidate). Groups given with `--cgroup` stay
+//! read-only.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use antsched_mem::enforce::{Candidate, EnforceConfig, Enforcer, Outcome, Step};
+use antsched_mem::record::SeverityRecord;
+use antsched_mem::MemNice;
+
+use crate::source::MEMCG_V1_ROOT;
+use crate::state::{write_limit, StateFile};
+
+/// The nice table and enforcement of a daemon with the state file at `path` (none: no
+/// enforcement). What a previous daemon left in the file is restored first; returns the
+/// lines to log about it.
+pub(crate) fn open_state(
+    path: Option<&Path>,
+) -> Result<(Nices, Vec<String>), crate::state::StateError> {
+    let Some(path) = path else {
+        return Ok((Nices::new(None), Vec::new()));
+    };
+    let (state, recovered) = StateFile::open(path, Path::new(crate::RUN_PARENT))?;
+    let mut log = vec![format!(
+        "state file {}: the limits this daemon changes are recorded there",
+        path.display()
+    )];
+    for (group, value) in recovered.restored {
+        log.push(format!(
+            "state file {}: restored the limit of {} to {value} (left by a daemon that did not exit)",
+            path.display(),
+            group.display()
+        ));
+    }
+    for why in recovered.skipped {
+        log.push(format!("state file {}: {why}", path.display()));
+    }
+    Ok((Nices::new(Some(state)), log))
+}
+
+/// Steps taken from one domain in one tick at most (4 MiB each: 32 MiB a tick).
+const MAX_STEPS_PER_TICK: usize = 8;
+
+/// A process: its PID and start time (field 22 of `/proc/PID/stat`), which together name it
+/// for its whole life and never another process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Process {
+    pub pid: u32,
+    pub start: u64,
+}
+
+impl Process {
+    /// Process `pid` as it is now; a start time of 0 when it is gone (it then matches no
+    /// nice set for a live process).
+    pub fn of(pid: u32) -> Self {
+        Self {
+            pid,
+            start: process(pid).map_or(0, |(_, start)| start),
+        }
+    }
+}
+
+/// What a `nice` request names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NiceTarget {
+    Pid(u32),
+    Cgroup(String),
+}
+
+/// A domain as enforcement sees it.
+pub(crate) struct DomainView<'a> {
+    pub id: u64,
+    pub name: &'a str,
+    pub record: SeverityRecord,
+    /// Added by a `govern` request: under the daemon's parent, and so the daemon's to step.
+    pub requested: bool,
+}
+
+/// The nice values set, and the enforcement state.
+pub(crate) struct Nices {
+    /// PID -> its nice, with the process's start time (field 22 of `/proc/PID/stat`), so
+    /// that a nice never passes to a later process that reuses the PID.
+    pids: HashMap<u32, (MemNice, u64)>,
+    /// A group's canonical path -> its nice.
+    groups: HashMap<PathBuf, MemNice>,
+    enforcer: Enforcer,
+    /// Where the limits changed are recorded; no state file, no enforcement.
+    state: Option<StateFile>,
+    /// Bytes taken in this tick, per group, for the log.
+    taken: Vec<(String, u64)>,
+}
+
+impl Nices {
+    pub fn new(state: Option<StateFile>) -> Self {
+        Self {
+            pids: HashMap::new(),
+            groups: HashMap::new(),
+            enforcer: Enforcer::new(EnforceConfig::default()),
+            state,
+            taken: Vec::new(),
+        }
+    }
+
+    /// The nice of the subscriber `who` in the group `group`. A nice set for its PID counts
+    /// only if it was set for this process (the same start time), not for an earlier one
+    /// that had the PID.
+    pub fn nice_of(&self, who: Process, group: Option<&Path>) -> MemNice {
+        let own = self
+            .pids
+            .get(&who.pid)
+            .filter(|(_, start)| *start == who.start)
+            .map(|(n, _)| *n);
+        let of_group = group.and_then(|g| self.groups.get(g)).copied();
+        antsched_mem::nice::effective(own, of_group)
+    }
+
+    /// A `nice` request from a peer of user `uid`. Root may set any nice on any process and
+    /// on groups under `parent`; another user only on its own processes and only 0 or more
+    /// (as CPU nice: protection is for the administrator to give).
+    pub fn set(
+        &mut self,
+        uid: u32,
+        nice: i64,
+        target: &NiceTarget,
+        parent: Option<&Path>,
+    ) -> Result<String, String> {
+        let value = MemNice::new(nice).map_err(|e| e.to_string())?;
+        match target {
+            NiceTarget::Pid(pid) => {
+                let Some((owner, start)) = process(*pid) else {
+                    return Err(format!("no process {pid}"));
+                };
+                if uid != 0 && (owner != uid || nice < 0) {
+                    return Err(format!(
+                        "user {uid} may only set a nice of 0 or more on its own processes \
+                         (process {pid} is user {owner}'s)"
+                    ));
+                }
+                self.pids.insert(*pid, (value, start));
+                Ok(format!("nice {nice} pid {pid} weight {}", value.weight()))
+            }
+            NiceTarget::Cgroup(path) => {
+                let Some(parent) = parent else {
+                    return Err("this daemon governs no groups on request".into());
+                };
+                let parent = parent
+                    .canonicalize()
+                    .unwrap_or_else(|_| parent.to_path_buf());
+                let canonical = std::fs::canonicalize(path)
+                    .map_err(|e| format!("cannot nice the group {path}: {e}"))?;
+                if canonical == parent
+                    || !canonical.starts_with(&parent)
+                    || !canonical.join("memory.limit_in_bytes").is_file()
+                {
+                    return Err(format!(
+                        "cannot nice {path}: it is not a group under {} (the only groups \
+                         this daemon governs on request)",
+                        parent.display()
+                    ));
+                }
+                if uid != 0 {
+                    return Err(format!("user {uid} may not nice a group (root only)"));
+                }
+                let name = canonical.display().to_string();
+                self.groups.insert(canonical, value);
+                Ok(format!(
+                    "nice {nice} cgroup {name} weight {}",
+                    value.weight()
+                ))
+            }
+        }
+    }
+
+    /// Forgets the nice of processes that exited and of groups that are gone.
+    pub fn prune(&mut self) {
+        self.pids
+            .retain(|pid, (_, start)| process(*pid).is_some_and(|(_, s)| s == *start));
+        self.groups.retain(|g, _| g.is_dir());
+    }
+
+    /// One tick of enforcement over `domains` (the machine first). Returns lines to log and
+    /// the bytes taken from each group (by domain id), for its turnover estimate.
+    pub fn enforce(
+        &mut self,
+        now: u64,
+        domains: &[DomainView<'_>],
+    ) -> (Vec<String>, Vec<(u64, u64)>) {
+        let mut log = Vec::new();
+        let mut taken_by_id: Vec<(u64, u64)> = Vec::new();
+        let Some(state) = &mut self.state else {
+            return (log, taken_by_id);
+        };
+        // Limits a failed restore left lowered come first.
+        if state.entries().next().is_some() {
+            log.extend(state.restore_all());
+        }
+        // Requested groups lie under the governor's parent; only those under antsched's own
+        // parent are stepped (and only those are restored from the state file), whatever
+        // parent the daemon was given.
+        let leaf = |d: &DomainView<'_>| {
+            d.requested
+                && Path::new(d.name).starts_with(crate::RUN_PARENT)
+                && !domains
+                    .iter()
+                    .any(|o| o.requested && o.id != d.id && Path::new(o.name).starts_with(d.name))
+        };
+        let leaves: Vec<&DomainView<'_>> = domains.iter().filter(|d| leaf(d)).collect();
+        for (i, d) in domains.iter().enumerate() {
+            let r = &d.record;
+            if r.free_bytes >= r.tau_bytes {
+                continue;
+            }
+            // The machine (the first domain) holds every group; a group holds those below it.
+            let under: Vec<&DomainView<'_>> = leaves
+                .iter()
+                .filter(|g| g.id != d.id && (i == 0 || Path::new(g.name).starts_with(d.name)))
+                .copied()
+                .collect();
+            if under.is_empty() {
+                continue;
+            }
+            let mut candidates: Vec<Candidate> = under
+                .iter()
+                .filter_map(|g| {
+                    let nice = self
+                        .groups
+                        .get(Path::new(g.name))
+                        .copied()
+                        .unwrap_or_default();
+                    Some(Candidate {
+                        id: g.id,
+                        nice,
+                        candidate_age_s: g.record.candidate_age_s,
+                        reclaimable_bytes: file_bytes(Path::new(g.name))?,
+                    })
+                })
+                .collect();
+            let mut free = r.free_bytes;
+            self.taken.clear();
+            let mut stepped: Vec<&str> = Vec::new();
+            for _ in 0..MAX_STEPS_PER_TICK {
+                let Some(step) = self.enforcer.plan(now, free, r.tau_bytes, &candidates) else {
+                    break;
+                };
+                let g = under.iter().find(|g| g.id == step.id).expect("planned");
+                if !stepped.contains(&g.name) {
+                    stepped.push(g.name);
+                }
+                let outcome = match step_once(state, Path::new(g.name), step) {
+                    Ok(o) => o,
+                    Err(why) => {
+                        log.push(format!("enforcement: {}: {why}", g.name));
+                        Outcome::Refused
+                    }
+                };
+                self.enforcer.outcome(now, step, outcome);
+                if let Outcome::Reclaimed(got) = outcome {
+                    free = free.saturating_add(got);
+                    match taken_by_id.iter_mut().find(|(id, _)| *id == step.id) {
+                        Some((_, b)) => *b += got,
+                        None => taken_by_id.push((step.id, got)),
+                    }
+                    if let Some(c) = candidates.iter_mut().find(|c| c.id == step.id) {
+                        c.reclaimable_bytes = c.reclaimable_bytes.saturating_sub(got);
+                    }
+                    match self.taken.iter_mut().find(|(n, _)| n == g.name) {
+                        Some((_, b)) => *b += got,
+                        None => self.taken.push((g.name.to_string(), got)),
+                    }
+                } else if self.enforcer.backing_off(step.id, now) {
+                    log.push(format!(
+                        "enforcement: {}: the kernel took too little; left alone for {} s",
+                        g.name,
+                        self.enforcer.config().backoff / 1_000_000_000
+                    ));
+                }
+            }
+            // Each step wrote its original back: the records go, unless a restore failed
+            // (then the limit is not the original and the record stays for the next tick).
+            for name in stepped {
+                let group = Path::new(name);
+                let original = state.entries().find(|(p, _)| *p == group).map(|(_, v)| v);
+                let now_limit = number(group, "memory.limit_in_bytes").ok();
+                if original.is_some() && (original == now_limit || !group.is_dir()) {
+                    if let Err(e) = state.forget(group) {
+                        log.push(format!("enforcement: {e}"));
+                    }
+                }
+            }
+            for (name, bytes) in &self.taken {
+                log.push(format!(
+                    "enforcement: domain {} is below tau ({} of {} KiB free): took {} KiB from {name}",
+                    d.name,
+                    r.free_bytes >> 10,
+                    r.tau_bytes >> 10,
+                    bytes >> 10
+                ));
+            }
+        }
+        (log, taken_by_id)
+    }
+
+    /// Puts back every limit still changed (at exit).
+    pub fn restore_all(&mut self) -> Vec<String> {
+        match &mut self.state {
+            Some(s) => s.restore_all(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Forgets a domain's enforcement state (its group is gone).
+    pub fn forget(&mut self, id: u64) {
+        self.enforcer.forget(id);
+    }
+}
+
+impl Drop for Nices {
+    /// The daemon's exit, however it ends (run returned, a panic unwinding): every limit
+    /// changed goes back.
+    fn drop(&mut self) {
+        for why in self.restore_all() {
+            eprintln!("antsched memd: {why}");
+        }
+    }
+}
+
+/// One step: the original limit recorded (once per tick: the record is removed after the
+/// tick's last step, [`Nices::enforce`]), the limit lowered to usage minus `step.bytes`, the
+/// original written back. An error is a reason to log.
+fn step_once(state: &mut StateFile, group: &Path, step: Step) -> Result<Outcome, String> {
+    let usage = number(group, "memory.usage_in_bytes")?;
+    let current = number(group, "memory.limit_in_bytes")?;
+    let original = state
+        .entries()
+        .find(|(p, _)| *p == group)
+        .map_or(current, |(_, v)| v);
+    let target = usage.saturating_sub(step.bytes);
+    if target == 0 || target >= current {
+        // Usage fell (or the limit is already below it): nothing to step.
+        return Ok(Outcome::Reclaimed(0));
+    }
+    state.remember(group, original).map_err(|e| e.to_string())?;
+    let lowered = write_limit(group, target);
+    let after = number(group, "memory.usage_in_bytes").unwrap_or(usage);
+    if let Err(e) = write_limit(group, original) {
+        return Err(format!(
+            "cannot restore the limit {original} (kept in the state file, restored at the \
+             next tick, at exit or at the next start): {e}"
+        ));
+    }
+    match lowered {
+        Ok(()) => Ok(Outcome::Reclaimed(usage.saturating_sub(after))),
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::BUSY.raw_os_error()) => {
+            Ok(Outcome::Refused)
+        }
+        Err(e) => Err(format!("cannot lower the limit to {target}: {e}")),
+    }
+}
+
+fn number(group: &Path, file: &str) -> Result<u64, String> {
+    let path = group.join(file);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    text.trim()
+        .parse()
+        .map_err(|_| format!("{}: not a number: {:?}", path.display(), text.trim()))
+}
+
+/// The group's file pages (its page cache, hierarchically): what a step may take.
+fn file_bytes(group: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(group.join("memory.stat")).ok()?;
+    let stat = antsched_mem::kernel::parse_memcg_v1_stat(&text).ok()?;
+    stat.sum_present(&["total_inactive_file", "total_active_file"])
+}
+
+/// The owner's uid and the start time of process `pid`, if it exists.
+fn process(pid: u32) -> Option<(u32, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    if pid == 0 {
+        return None;
+    }
+    let dir = PathBuf::from(format!("/proc/{pid}"));
+    let uid = std::fs::metadata(&dir).ok()?.uid();
+    let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+    // The command name is in parentheses and may hold spaces: count fields after its end.
+    let after = &stat[stat.rfind(')')? + 1..];
+    let start = after.split_whitespace().nth(19)?.parse().ok()?;
+    Some((uid, start))
+}
+
+/// The v1 memory group process `pid` is in (from `/proc/PID/cgroup`), as a canonical path
+/// under the hierarchy (the form group nices are kept under).
+pub(crate) fn memory_group_of(pid: u32) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    let dir = text.lines().find_map(|l| {
+        let mut parts = l.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        controllers
+            .split(',')
+            .any(|c| c == "memory")
+            .then(|| Path::new(MEMCG_V1_ROOT).join(path.trim_start_matches('/')))
+    })?;
+    Some(dir.canonicalize().unwrap_or(dir))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_process_is_found_with_its_owner_and_start_time() {
+        let me = std::process::id();
+        let (uid, start) = process(me).unwrap();
+        assert_eq!(uid, rustix::process::geteuid().as_raw());
+        assert!(start > 0);
+        assert_eq!(process(0), None);
+        assert_eq!(process(u32::MAX >> 1), None);
+    }
+
+    #[test]
+    fn a_process_memory_group_is_read_from_proc() {
+        if !Path::new(MEMCG_V1_ROOT).join("memory.stat").is_file() {
+            eprintln!("skipping: no v1 memory hierarchy");
+            return;
+        }
+        let g = memory_group_of(std::process::id()).unwrap();
+        assert!(
+            g.starts_with(MEMCG_V1_ROOT) && g.is_dir(),
+            "{}",
+            g.display()
+        );
+        assert_eq!(memory_group_of(u32::MAX >> 1), None);
+    }
+
+    #[test]
+    fn bad_nice_requests_say_what_is_wrong() {
+        let mut n = Nices::new(None);
+        let parent = std::env::temp_dir();
+        let e = n
+            .set(0, 20, &NiceTarget::Pid(1), Some(&parent))
+            .unwrap_err();
+        assert_eq!(e, "memory nice 20 is outside -20..=19");
+        let e = n
+            .set(0, 5, &NiceTarget::Pid(u32::MAX >> 1), None)
+            .unwrap_err();
+        assert_eq!(e, format!("no process {}", u32::MAX >> 1));
+        let e = n
+            .set(0, 5, &NiceTarget::Cgroup("/etc".into()), Some(&parent))
+            .unwrap_err();
+        assert!(e.contains("is not a group under"), "{e}");
+        let e = n
+            .set(0, 5, &NiceTarget::Cgroup("/no/such".into()), Some(&parent))
+            .unwrap_err();
+        assert!(e.starts_with("cannot nice the group /no/such"), "{e}");
+        let me = std::process::id();
+        let ok = n.set(0, 4, &NiceTarget::Pid(me), None).unwrap();
+        assert_eq!(ok, format!("nice 4 pid {me} weight 8"));
+        assert_eq!(n.nice_of(Process::of(me), None), MemNice::new(4).unwrap());
+        // A later process with the same PID (another start time) does not inherit it.
+        let reused = Process {
+            pid: me,
+            start: Process::of(me).start + 1,
+        };
+        assert_eq!(n.nice_of(reused, None), MemNice::NORMAL);
+        // Another user may not raise the protection of a process (negative nice).
+        let e = n.set(12345, -1, &NiceTarget::Pid(me), None).unwrap_err();
+        assert!(e.contains("only set a nice of 0 or more"), "{e}");
+        n.prune();
+        assert_eq!(n.nice_of(Process::of(me), None), MemNice::new(4).unwrap());
+    }
+}
