@@ -22,7 +22,7 @@ pub struct Args {
     /// system's).
     #[arg(long, value_name = "NAME")]
     disk: Option<String>,
-    /// Also govern this existing cgroup v1 memory group (read-only: free is its limit minus
+    /// Also govern this existing memory cgroup, v1 or v2 (read-only: free is its limit minus
     /// its usage, tau 10% of its limit). Repeatable.
     #[arg(long, value_name = "PATH")]
     cgroup: Vec<PathBuf>,

@@ -18,6 +18,7 @@ pub enum Source {
     Pressure,
     Diskstats,
     MemcgStat,
+    MemoryMax,
 }
 
 impl std::fmt::Display for Source {
@@ -28,6 +29,7 @@ impl std::fmt::Display for Source {
             Source::Pressure => "/proc/pressure/memory",
             Source::Diskstats => "/proc/diskstats",
             Source::MemcgStat => "memory.stat",
+            Source::MemoryMax => "memory.max",
         })
     }
 }
@@ -183,6 +185,28 @@ pub fn parse_vmstat(text: &str) -> Result<Counters, ParseError> {
 /// bytes (sizes) and pages (`pgpgin`, `pgpgout`, faults).
 pub fn parse_memcg_v1_stat(text: &str) -> Result<Counters, ParseError> {
     parse_counters(text, Source::MemcgStat)
+}
+
+/// A cgroup v2 `memory.stat`: the group's subtree's counters, sizes in bytes (`anon`,
+/// `file`, `inactive_file`, ...) and events in pages (`pgsteal`, `workingset_refault_file`).
+pub fn parse_memcg_v2_stat(text: &str) -> Result<Counters, ParseError> {
+    parse_counters(text, Source::MemcgStat)
+}
+
+/// A cgroup v2 `memory.max` (or `memory.high`): bytes, or None for `max` (no limit).
+pub fn parse_memory_max(text: &str) -> Result<Option<u64>, ParseError> {
+    let t = text.trim();
+    if t == "max" {
+        return Ok(None);
+    }
+    t.parse().map(Some).map_err(|_| {
+        line_error(
+            Source::MemoryMax,
+            0,
+            t,
+            "expected a number of bytes or `max`",
+        )
+    })
 }
 
 /// One line of a PSI file: the share of wall time in which some (or all) non-idle tasks were

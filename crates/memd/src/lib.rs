@@ -81,7 +81,8 @@
 //!
 //! ## What is not here yet
 //!
-//! No cgroup v2 memory domains (nor `memory.reclaim`). The only kernel setting the daemon
+//! cgroup v2 groups are domains (`--cgroup`), but `mem run` makes v1 groups only and v2's
+//! `memory.reclaim` is not used. The only kernel setting the daemon
 //! writes is the limit of a group under [`RUN_PARENT`] it was asked to govern, while
 //! enforcing; only [`RunGroup`] (used by `antsched mem run`) makes, fills and removes groups,
 //! and only its own.

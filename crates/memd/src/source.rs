@@ -273,29 +273,68 @@ fn describe(t: &TurnoverEstimate, d: &DiskEstimate, psi: Option<Pressure>, disk:
 /// Where cgroup v1's memory controller is mounted on systems that mount it in the usual place.
 pub const MEMCG_V1_ROOT: &str = "/sys/fs/cgroup/memory";
 
-/// One cgroup v1 memory group, governed read-only: free is `memory.limit_in_bytes` minus
-/// `memory.usage_in_bytes` (page cache charged to the group counts as used, as the limit
-/// sees it), tau 10% of the limit (`SeverityConfig::tau_fraction`), and the candidate age the
-/// turnover estimate of the group's own LRU and reclaim ([`MemcgV1Lru`]: `pgpgout` in the
-/// intervals in which `memory.failcnt` rose). A group without a limit (the kernel prints
-/// one near `i64::MAX`) is bounded by the machine's `MemTotal`. The paging cost comes from
-/// the same `/proc/diskstats` device as the machine's. Nothing in the group is written.
+/// One memory cgroup as a domain, v1 or v2 (told apart by its files).
+///
+/// **v1**: free is `memory.limit_in_bytes` minus `memory.usage_in_bytes` (page cache charged
+/// to the group counts as used, as the limit sees it), and the candidate age is the turnover
+/// estimate of the group's own LRU and reclaim ([`MemcgV1Lru`]: `pgpgout` in the intervals in
+/// which `memory.failcnt` rose, since v1 does not count a group's reclaim).
+///
+/// **v2**: free is `memory.max` minus `memory.current`, and the candidate age the turnover
+/// estimate of the group's LRU over its own `pgsteal` ([`LruSnapshot::from_memcg_v2_stat`]);
+/// its PSI is its own `memory.pressure`.
+///
+/// Both: tau is 10% of the limit (`SeverityConfig::tau_fraction`); a group without a limit
+/// (v1 prints one near `i64::MAX`, v2 `max`) is bounded by the machine's `MemTotal`; the
+/// paging cost comes from the same `/proc/diskstats` device as the machine's. Nothing in the
+/// group is written here.
 pub struct CgroupSource {
     dir: PathBuf,
     proc_dir: PathBuf,
     disk: String,
     pressure_file: Option<PathBuf>,
+    version: Version,
     lru: MemcgV1Lru,
     turnover: Turnover,
     disk_cost: DiskCost,
     last: Option<(TurnoverEstimate, DiskEstimate, Option<Pressure>)>,
 }
 
+/// Which memory controller a group belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Version {
+    V1,
+    V2,
+}
+
+impl Version {
+    /// The version of the memory group at `dir`, from its files; None if it is neither.
+    pub fn of(dir: &Path) -> Option<Self> {
+        let has = |files: &[&str]| files.iter().all(|f| dir.join(f).is_file());
+        if has(&[
+            "memory.limit_in_bytes",
+            "memory.usage_in_bytes",
+            "memory.stat",
+            "memory.failcnt",
+        ]) {
+            Some(Version::V1)
+        } else if has(&["memory.max", "memory.current", "memory.stat"]) {
+            Some(Version::V2)
+        } else {
+            None
+        }
+    }
+}
+
 impl CgroupSource {
-    /// The group at `dir` on this machine: `/proc` for the machine's figures and the group's
-    /// cgroup2 twin's `memory.pressure` for its PSI, where it has one.
+    /// The group at `dir` on this machine: `/proc` for the machine's figures; for PSI a v2
+    /// group's own `memory.pressure`, a v1 group's cgroup2 twin's, where it has one.
     pub fn on_this_machine(dir: &Path, disk: &str) -> Result<Self, SourceError> {
-        Self::new(dir, "/proc", disk, crate::cgroup::pressure_twin(dir))
+        let pressure = match Version::of(dir) {
+            Some(Version::V2) => Some(dir.join("memory.pressure")).filter(|p| p.is_file()),
+            _ => crate::cgroup::pressure_twin(dir),
+        };
+        Self::new(dir, "/proc", disk, pressure)
     }
 
     /// A [`Governor`] that builds [`on_this_machine`](Self::on_this_machine) sources, paging
@@ -319,24 +358,20 @@ impl CgroupSource {
             path: dir.clone(),
             source,
         })?;
-        for f in [
-            "memory.limit_in_bytes",
-            "memory.usage_in_bytes",
-            "memory.stat",
-            "memory.failcnt",
-        ] {
-            if !dir.join(f).is_file() {
-                return Err(SourceError::Other(format!(
-                    "{} is not a cgroup v1 memory group: it has no {f}",
-                    dir.display()
-                )));
-            }
-        }
+        let Some(version) = Version::of(&dir) else {
+            return Err(SourceError::Other(format!(
+                "{} is not a memory cgroup: it has neither v1's memory.limit_in_bytes, \
+                 memory.usage_in_bytes, memory.failcnt and memory.stat nor v2's memory.max, \
+                 memory.current and memory.stat",
+                dir.display()
+            )));
+        };
         let mut s = Self {
             dir,
             proc_dir: proc_dir.into(),
             disk: disk.to_string(),
             pressure_file,
+            version,
             lru: MemcgV1Lru::new(),
             turnover: Turnover::new(TurnoverConfig::default()),
             disk_cost: DiskCost::new(),
@@ -348,6 +383,11 @@ impl CgroupSource {
         s.disk_cost = DiskCost::new();
         s.last = None;
         Ok(s)
+    }
+
+    /// Whether the group is a v1 or a v2 one.
+    pub fn version(&self) -> Version {
+        self.version
     }
 
     /// The group's directory, canonical: the domain's name.
@@ -371,18 +411,31 @@ impl CgroupSource {
 impl ObservationSource for CgroupSource {
     fn observe(&mut self, now: Nanos) -> Result<Observation, SourceError> {
         let meminfo = kernel::parse_meminfo(&read(&self.proc_dir.join("meminfo"))?)?;
-        let limit = self.number("memory.limit_in_bytes")?;
-        let usage = self.number("memory.usage_in_bytes")?;
-        let failcnt = self.number("memory.failcnt")?;
-        let stat = kernel::parse_memcg_v1_stat(&read(&self.dir.join("memory.stat"))?)?;
+        let swap = meminfo.swap_total_bytes() > 0;
+        let (limit, usage, lru) = match self.version {
+            Version::V1 => {
+                let limit = self.number("memory.limit_in_bytes")?;
+                let usage = self.number("memory.usage_in_bytes")?;
+                let failcnt = self.number("memory.failcnt")?;
+                let stat = kernel::parse_memcg_v1_stat(&read(&self.dir.join("memory.stat"))?)?;
+                (limit, usage, self.lru.observe(&stat, failcnt, swap)?)
+            }
+            Version::V2 => {
+                let path = self.dir.join("memory.max");
+                let limit = kernel::parse_memory_max(&read(&path)?)
+                    .map_err(|e| SourceError::Other(format!("{}: {e}", path.display())))?
+                    .unwrap_or(u64::MAX);
+                let usage = self.number("memory.current")?;
+                let stat = kernel::parse_memcg_v2_stat(&read(&self.dir.join("memory.stat"))?)?;
+                (limit, usage, LruSnapshot::from_memcg_v2_stat(&stat, swap)?)
+            }
+        };
         let psi = match &self.pressure_file {
             Some(p) => Some(kernel::parse_pressure(&read(p)?)?),
             None => None,
         };
         let total = limit.min(meminfo.total_bytes()?);
         let free = total.saturating_sub(usage);
-        let swap = meminfo.swap_total_bytes() > 0;
-        let lru = self.lru.observe(&stat, failcnt, swap)?;
         let turnover = self.turnover.observe(now, lru);
         let disks = kernel::parse_diskstats(&read(&self.proc_dir.join("diskstats"))?)?;
         let disk = self.disk_cost.observe(now, find_disk(&disks, &self.disk)?);
@@ -409,5 +462,92 @@ impl ObservationSource for CgroupSource {
     /// (`MemcgV1Lru::add_reclaimed`).
     fn note_reclaimed(&mut self, bytes: u64) {
         self.lru.add_reclaimed(bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../mem/fixtures");
+
+    /// A fake `/proc` (this machine's captured files) and a fake v2 group beside it.
+    fn v2_group(tag: &str, max: &str, current: u64) -> (PathBuf, PathBuf) {
+        let root = std::env::temp_dir().join(format!("antsched-v2-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let (proc_dir, group) = (root.join("proc"), root.join("group"));
+        std::fs::create_dir_all(&proc_dir).unwrap();
+        std::fs::create_dir_all(&group).unwrap();
+        let fixture = |name: &str| std::fs::read(format!("{FIXTURES}/{name}")).unwrap();
+        std::fs::write(proc_dir.join("meminfo"), fixture("linux-6.18/meminfo")).unwrap();
+        std::fs::write(
+            proc_dir.join("diskstats"),
+            fixture("linux-6.18/diskstats.0"),
+        )
+        .unwrap();
+        std::fs::write(group.join("memory.max"), format!("{max}\n")).unwrap();
+        std::fs::write(group.join("memory.current"), format!("{current}\n")).unwrap();
+        std::fs::write(group.join("memory.stat"), fixture("memcg-v2-memory.stat")).unwrap();
+        std::fs::write(
+            group.join("memory.pressure"),
+            fixture("linux-6.18/pressure-memory"),
+        )
+        .unwrap();
+        (proc_dir, group)
+    }
+
+    /// A cgroup v2 group is a domain as a v1 one is: free is `memory.max` minus
+    /// `memory.current`, the total its limit (the machine's `MemTotal` for `max`), its PSI
+    /// its own `memory.pressure`, and its candidate age the turnover of its LRU over its
+    /// own `pgsteal`.
+    #[test]
+    fn a_v2_group_is_a_domain_free_is_max_minus_current() {
+        let mib = 1u64 << 20;
+        let (proc_dir, group) = v2_group("limit", &(256 * mib).to_string(), 240 * mib);
+        let first = proc_dir.parent().unwrap().to_path_buf();
+        let mut s = CgroupSource::new(
+            &group,
+            &proc_dir,
+            "loop0",
+            Some(group.join("memory.pressure")),
+        )
+        .unwrap();
+        assert_eq!(s.version(), Version::V2);
+        let o = s.observe(1_000_000_000).unwrap();
+        assert_eq!((o.free_bytes, o.total_bytes), (16 * mib, 256 * mib));
+        assert!(s.pressure().is_some());
+        // Reclaim moves: 4,096 more pages stolen in 10 s over an LRU of 37,888 pages.
+        let stat = std::fs::read_to_string(group.join("memory.stat"))
+            .unwrap()
+            .replace("pgsteal 48765", "pgsteal 52861");
+        std::fs::write(group.join("memory.stat"), stat).unwrap();
+        let o = s.observe(11_000_000_000).unwrap();
+        assert!(
+            o.candidate_age_s.is_finite() && o.candidate_age_s > 0.0,
+            "{o:?}"
+        );
+        // No limit: bounded by the machine.
+        let (proc_dir, group) = v2_group("max", "max", 240 * mib);
+        let mut s = CgroupSource::new(&group, &proc_dir, "loop0", None).unwrap();
+        let meminfo =
+            kernel::parse_meminfo(&std::fs::read_to_string(proc_dir.join("meminfo")).unwrap())
+                .unwrap();
+        let o = s.observe(1).unwrap();
+        assert_eq!(o.total_bytes, meminfo.total_bytes().unwrap());
+        // A bad memory.max is an error naming the file.
+        std::fs::write(group.join("memory.max"), "lots\n").unwrap();
+        let e = s.observe(2).unwrap_err().to_string();
+        assert!(e.contains("memory.max"), "{e}");
+        // A directory that is neither v1 nor v2 is refused, naming both sets of files.
+        let e = CgroupSource::new(&proc_dir, &proc_dir, "loop0", None)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("memory.max") && e.contains("memory.limit_in_bytes"),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(proc_dir.parent().unwrap());
+        let _ = std::fs::remove_dir_all(first);
     }
 }
