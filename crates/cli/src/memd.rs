@@ -125,7 +125,7 @@ pub struct StatusArgs {
     /// The daemon's socket.
     #[arg(long, value_name = "PATH", default_value = antsched_memd::DEFAULT_SOCKET)]
     socket: PathBuf,
-    /// Print the records as a JSON array, one object per domain with the keys of DESIGN.md
+    /// Print the records as a JSON array, one object per domain with the keys of docs/architecture.md
     /// and `domain`.
     #[arg(long)]
     json: bool,

@@ -1,6 +1,6 @@
 //! Every scheduler antsched has, its tunables with their defaults, and a builder from a SPEC.
 //!
-//! The names are the contract of DESIGN.md: the work-conserving base policies (`noop`, `sstf`,
+//! The names are the contract of docs/architecture.md: the work-conserving base policies (`noop`, `sstf`,
 //! `clook`, `look`, `sptf`, `aged-sptf`, `stride`, `yfq`, `lottery`, `stride-relaxed`) and their
 //! anticipatory forms (`as-...`), each the same policy wrapped by the anticipation core with the
 //! heuristic the paper gives for it.

@@ -31,7 +31,7 @@
 //! - [`fs`]: the pass-through file system (every inode an `O_PATH` descriptor reached one
 //!   name at a time from the backing root: nothing outside `BACKING` is reachable, symbolic
 //!   links are confined), and the read-only `MOUNTPOINT/.antsched/stats.json`.
-//! - [`report`]: the per-context statistics, in the JSON of DESIGN.md.
+//! - [`report`]: the per-context statistics, in the JSON of docs/architecture.md.
 //!
 //! ## Page cache or not
 //!

@@ -1,4 +1,4 @@
-//! Per-context statistics of a mount, in the JSON of DESIGN.md: what
+//! Per-context statistics of a mount, in the JSON of docs/architecture.md: what
 //! `MOUNTPOINT/.antsched/stats.json` shows while mounted and `antsched mount` prints at the end.
 //!
 //! The object is a `runs[]` entry (`scheduler`, `disk`, `throughput_mb_s`, `utilization`,
@@ -70,7 +70,7 @@ pub struct MountContext {
     pub exited: bool,
 }
 
-/// A mount's statistics: a `runs[]` entry of DESIGN.md, and the mount's settings.
+/// A mount's statistics: a `runs[]` entry of docs/architecture.md, and the mount's settings.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct MountReport {
     pub scheduler: String,
@@ -201,7 +201,7 @@ impl IoStats {
 }
 
 impl MountReport {
-    /// The JSON of DESIGN.md, `{"runs": [...]}` with this mount as its one run, and a final
+    /// The JSON of docs/architecture.md, `{"runs": [...]}` with this mount as its one run, and a final
     /// newline: what `stats.json` holds and `antsched mount --json` writes, so that a tool
     /// reading `antsched sim --json` reads these too.
     pub fn to_json(&self) -> Vec<u8> {

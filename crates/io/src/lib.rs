@@ -1,7 +1,7 @@
 //! # antsched-io: the real-time runtime
 //!
 //! The same scheduler that `antsched-sim` drives on virtual time, driving real I/O on real
-//! time (see `DESIGN.md`, "the three worlds"). Use it when an application schedules its own
+//! time (see `docs/architecture.md`, "Three worlds, one scheduler"). Use it when an application schedules its own
 //! I/O: a storage server whose thread pool hides which client a request belongs to, so the
 //! kernel's scheduler cannot anticipate for that client, can name the client as the request's
 //! context here. Or put a program on an emulated 7,200 rpm disk where no spinning disk is at

@@ -1,6 +1,6 @@
 //! The severity record: what every channel carries (the shared page, the wake-up, SIGMEM's
 //! payload, `antsched mem status`, the simulator's time series). Its keys are fixed by
-//! DESIGN.md and never renamed.
+//! docs/architecture.md and never renamed.
 
 use antsched_core::Nanos;
 use serde::{Deserialize, Serialize};
@@ -97,7 +97,7 @@ impl SeverityRecord {
     }
 }
 
-/// The record's keys, as every channel and `antsched mem status --json` spell them (DESIGN.md).
+/// The record's keys, as every channel and `antsched mem status --json` spell them (docs/architecture.md).
 pub const KEYS: [&str; 11] = [
     "version",
     "severity_s",

@@ -1,7 +1,7 @@
 //! The discrete-event simulator of antsched, and the workloads it runs.
 //!
 //! antsched runs one scheduler implementation in three worlds: simulated, emulated and real (see
-//! `DESIGN.md`). This crate is the simulated world: a discrete-event simulator on virtual
+//! `docs/architecture.md`). This crate is the simulated world: a discrete-event simulator on virtual
 //! nanoseconds that drives a scheduler from `antsched-core` against a device model, with the
 //! workloads that issue requests to it (fio job files, synthetic processes, traces), the
 //! file-system effects the paper depends on (read-ahead, request splitting), the metrics of a

@@ -1,4 +1,4 @@
-//! What a run reports, in the JSON shape DESIGN.md fixes (`runs[]` entries): other tools read
+//! What a run reports, in the JSON shape docs/architecture.md fixes (`runs[]` entries): other tools read
 //! these keys, so they are never renamed.
 
 use hdrhistogram::Histogram;

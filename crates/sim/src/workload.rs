@@ -1,7 +1,7 @@
 //! From a job file to what the simulator runs: files placed on the disk, and issuers (one per
 //! job clone) with the regions they work in and the class they belong to.
 //!
-//! Placement follows DESIGN.md: a job whose `filename` is a device path addresses the disk
+//! Placement follows docs/architecture.md ("Workloads"): a job whose `filename` is a device path addresses the disk
 //! directly at `offset`; other files are laid out one after another in the order they first
 //! appear, unless `antsched_disk_offset` places them; the files of one job (its `nrfiles`, its
 //! clones) lie next to each other, as a file system puts the files of one directory.

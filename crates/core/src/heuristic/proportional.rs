@@ -20,7 +20,7 @@ pub const DEFAULT_THINK_THRESHOLD: Nanos = 3 * MS;
 ///   requests (plus the policy's relaxation tau, for relaxed Stride: section 3.5, correction 1).
 ///
 /// The wait runs to the 95th percentile of its think time (the paper's prose; the thesis
-/// appendix waits to the median instead, and DESIGN.md fixes the prose).
+/// appendix waits to the median instead, and docs/architecture.md fixes the prose).
 #[derive(Clone, Copy, Debug)]
 pub struct Proportional {
     pub think_threshold: Nanos,

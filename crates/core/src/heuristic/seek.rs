@@ -79,7 +79,7 @@ impl<P: Policy + Aging> Heuristic<P> for AgedSptfRule {
 
 /// Default for the C-LOOK rule: do not wait if the next request is backward with probability
 /// above 0.8 (the paper's prose; the thesis appendix uses 0.3/0.7 instead, see
-/// `../shared/notes/thesis-summary.md` 3.9, and DESIGN.md fixes the prose).
+/// `../shared/notes/thesis-summary.md` 3.9, and docs/architecture.md fixes the prose).
 pub const DEFAULT_BACKWARD_THRESHOLD: f64 = 0.8;
 
 /// C-LOOK (section 3.3, "Variant: CSCAN"): the SPTF rule, plus one clause. C-LOOK only sweeps

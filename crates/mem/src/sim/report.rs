@@ -1,4 +1,4 @@
-//! What a memory run reports (JSON keys from DESIGN.md: `runs[]` with `policy`, `processes[]`
+//! What a memory run reports (JSON keys from docs/architecture.md: `runs[]` with `policy`, `processes[]`
 //! (`name`, `nice`, `resident_mb`, `hit_rate`, `runtime_s`), `severity[]`, `pages_read_back`).
 
 use serde::Serialize;
