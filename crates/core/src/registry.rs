@@ -348,7 +348,7 @@ pub mod tunables {
         "a request pending this long overrules the SPTF choice"
     );
     tunable!(BACKWARD_THRESHOLD, "backward_threshold", "0.8", TunableKind::Real { min: 0.0, max: 1.0 },
-        "C-LOOK rule: do not wait for a forward candidate if the last context seeks backward with more than this probability");
+        "C-LOOK rules: do not wait for a forward candidate if the last context seeks backward with more than this probability; wait for a backward one if it seeks forward with more than it");
     tunable!(
         THINK_THRESHOLD,
         "think_threshold",

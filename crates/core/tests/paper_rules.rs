@@ -264,6 +264,48 @@ fn clook_does_not_wait_for_a_backward_reader_when_the_candidate_is_ahead() {
     }
 }
 
+/// Appendix I's second C-LOOK clause: a candidate just behind the head (the sweep would wrap
+/// around to it) is waited on when the last context reads forward, because C-LOOK serves that
+/// context's next request first the moment it comes. The SPTF rule alone would not wait: the
+/// candidate is as close as the reader's own next request.
+#[test]
+fn clook_waits_for_a_forward_reader_when_the_candidate_is_behind() {
+    for (spec, waits) in [("as-clook", true), ("as-sptf", false)] {
+        let mut s = sched(spec);
+        let mut d = Driver::new(&mut *s);
+        train(&mut d, 0, 0, FAR, 128, 12, 200 * US);
+        let behind = d.request(1, 1, d.head - 192, 64);
+        d.s.enqueue(behind, d.now);
+        let got = d.s.poll_dispatch(d.now);
+        assert_eq!(got.is_none(), waits, "{spec}");
+    }
+}
+
+/// Appendix I: the framework asks the heuristic about a read candidate only
+/// (`duration = next.is_read_request ? sched_evaluate(last, next) : 0`): a write goes at
+/// once, where a read in its place is waited on.
+#[test]
+fn a_write_candidate_is_dispatched_at_once() {
+    for spec in ["as-sptf", "as-aged-sptf", "as-clook"] {
+        for (op, waits) in [
+            (antsched_core::Op::Read, true),
+            (antsched_core::Op::Write, false),
+        ] {
+            let mut s = sched(spec);
+            let mut d = Driver::new(&mut *s);
+            train(&mut d, 0, 0, FAR, 128, 12, 200 * US);
+            let other = antsched_core::Request {
+                op,
+                sync: op == antsched_core::Op::Read,
+                ..d.request(1, 1, 3 * FAR, 128)
+            };
+            d.s.enqueue(other, d.now);
+            let got = d.s.poll_dispatch(d.now);
+            assert_eq!(got.is_none(), waits, "{spec} {op:?}");
+        }
+    }
+}
+
 /// Puts a proportional policy in the state of section 3.4: class 0 has received 30 ms of
 /// service and has a request pending; class 1 has received `class1_service` and context 1
 /// (class 1) has just completed its request, leaving nothing pending unless `class1_pending`.
