@@ -424,7 +424,7 @@ const BASE: &[(&str, &str)] = &[
         "stride",
         "Stride: the class with the smallest virtual clock (service time / weight)",
     ),
-    ("yfq", "YFQ: start-time fair queueing on sectors / weight"),
+    ("yfq", "YFQ (Bruno et al.): weighted fair queueing on sectors / weight, smallest finish tag first"),
     (
         "lottery",
         "Lottery: a seeded draw weighted by the classes' weights",

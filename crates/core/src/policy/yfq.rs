@@ -1,7 +1,10 @@
-//! YFQ, "Yet-another Fair Queueing" (Bruno et al., 1999), the disk variant of start-time fair
-//! queueing: each request gets a start tag `S = max(V, F_prev)` and a finish tag
-//! `F = S + length / weight` on arrival, the request with the smallest finish tag is served,
-//! and the system virtual time `V` follows the start tag of the request last dispatched.
+//! YFQ, "Yet-another Fair Queueing" (Bruno et al., 1999), the disk variant of weighted fair
+//! queueing (the thesis: "a disk scheduling variant to WFQ"): each request gets a start tag
+//! `S = max(V, F_prev)` and a finish tag `F = S + length / weight` on arrival, the request with
+//! the smallest finish tag is served (WFQ's rule; start-time fair queueing would serve the
+//! smallest start tag), and the system virtual time `V` follows the start tag of the request
+//! last dispatched. Bruno et al.'s batching (handing the disk the few smallest finish tags at
+//! once, for it to order by seek) is not built: one request at a time is a batch of one.
 //!
 //! Tags count sectors, not time: YFQ shares bandwidth. The `max(V, F_prev)` is what makes a
 //! class that was idle lose its unused share; with synchronous issuers it is also what keeps
