@@ -86,6 +86,10 @@ struct RunArgs {
     /// MiB released per round of the cost rule.
     #[arg(long, default_value_t = 4.0)]
     round_mb: f64,
+    /// The disk service time (C_disk) of the cost rule, ms, in place of memd's: memd
+    /// measures a block device, and an `antsched mount`'s emulated disk is none.
+    #[arg(long, value_name = "MS")]
+    paging_disk_ms: Option<f64>,
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
     #[arg(long, value_name = "OUT.csv")]
@@ -139,6 +143,12 @@ fn main() -> anyhow::Result<()> {
                 },
                 warm: !a.no_warm,
                 round_bytes: (a.round_mb * 1048576.0) as u64,
+                paging_disk_ms: match a.paging_disk_ms {
+                    Some(ms) if !(ms.is_finite() && ms > 0.0) => {
+                        bail!("--paging-disk-ms {ms}: must be more than 0")
+                    }
+                    ms => ms,
+                },
                 json: a.json,
                 timeline: a.timeline,
             };

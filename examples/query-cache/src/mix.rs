@@ -55,7 +55,7 @@ const TEMPLATES: &[Template] = &[
     },
     Template {
         name: "departures",
-        sql: "SELECT f.id, f.number, f.dep_min, f.arr_min, f.dest, p.name, p.city
+        sql: "SELECT f.id, f.number, f.dep_min, f.arr_min, f.dest, p.name, p.city, f.meal, f.remarks
               FROM flights f JOIN airports p ON p.code = f.dest
               WHERE f.origin = ?1 AND f.dep_min BETWEEN ?2 AND ?2 + ?3 ORDER BY f.dep_min",
         params: &[P::Airport, P::Time, P::Width],
@@ -63,7 +63,7 @@ const TEMPLATES: &[Template] = &[
     },
     Template {
         name: "arrivals",
-        sql: "SELECT f.id, f.number, f.dep_min, f.arr_min, f.origin, p.name, p.city
+        sql: "SELECT f.id, f.number, f.dep_min, f.arr_min, f.origin, p.name, p.city, f.meal, f.remarks
               FROM flights f JOIN airports p ON p.code = f.origin
               WHERE f.dest = ?1 AND f.arr_min BETWEEN ?2 AND ?2 + ?3 ORDER BY f.arr_min",
         params: &[P::Airport, P::Time, P::Width],
@@ -80,7 +80,7 @@ const TEMPLATES: &[Template] = &[
     },
     Template {
         name: "cheapest_from",
-        sql: "SELECT f.id, f.dest, f.dep_min, fa.one_way, fa.round_trip, fa.basis
+        sql: "SELECT f.id, f.dest, f.dep_min, fa.one_way, fa.round_trip, fa.basis, f.remarks
               FROM flights f JOIN fares fa ON fa.flight = f.id
               WHERE f.origin = ?1 AND fa.class = ?2 AND f.dep_min BETWEEN ?3 AND ?3 + ?4
               ORDER BY fa.one_way LIMIT 60",
@@ -89,7 +89,7 @@ const TEMPLATES: &[Template] = &[
     },
     Template {
         name: "fares_in_band",
-        sql: "SELECT fa.flight, fa.one_way, fa.round_trip, f.origin, f.dest, f.dep_min
+        sql: "SELECT fa.flight, fa.one_way, fa.round_trip, f.origin, f.dest, f.dep_min, f.remarks
               FROM fares fa JOIN flights f ON f.id = fa.flight
               WHERE fa.class = ?1 AND fa.one_way BETWEEN ?2 AND ?2 + ?3
               ORDER BY f.dep_min LIMIT 150",
@@ -115,7 +115,7 @@ const TEMPLATES: &[Template] = &[
     },
     Template {
         name: "stops_at",
-        sql: "SELECT s.flight, s.seq, s.arr_min, s.dep_min, f.origin, f.dest, f.airline
+        sql: "SELECT s.flight, s.seq, s.arr_min, s.dep_min, f.origin, f.dest, f.airline, f.remarks
               FROM stops s JOIN flights f ON f.id = s.flight
               WHERE s.airport = ?1 AND s.arr_min BETWEEN ?2 AND ?2 + ?3",
         params: &[P::Airport, P::Time, P::Width],
@@ -123,7 +123,7 @@ const TEMPLATES: &[Template] = &[
     },
     Template {
         name: "state_to_state",
-        sql: "SELECT f.id, f.dep_min, f.arr_min, o.city, d.city
+        sql: "SELECT f.id, f.dep_min, f.arr_min, o.city, d.city, o.name, d.name, f.remarks
               FROM airports o JOIN flights f ON f.origin = o.code JOIN airports d ON d.code = f.dest
               WHERE o.state = ?1 AND d.state = ?2 AND f.dep_min BETWEEN ?3 AND ?3 + ?4 LIMIT 200",
         params: &[P::State, P::State, P::Time, P::Width],
@@ -139,7 +139,7 @@ const TEMPLATES: &[Template] = &[
     },
     Template {
         name: "airline_window",
-        sql: "SELECT f.number, f.origin, f.dest, f.dep_min, f.arr_min
+        sql: "SELECT f.number, f.origin, f.dest, f.dep_min, f.arr_min, f.meal, f.remarks
               FROM flights f WHERE f.airline = ?1 AND f.dep_min BETWEEN ?2 AND ?2 + ?3 LIMIT 200",
         params: &[P::Airline, P::Time, P::Width],
         widths: &[5, 30],
@@ -154,7 +154,7 @@ const TEMPLATES: &[Template] = &[
     },
     Template {
         name: "round_trip",
-        sql: "SELECT a.id, b.id, a.dep_min, b.dep_min
+        sql: "SELECT a.id, b.id, a.dep_min, b.dep_min, a.remarks, b.remarks
               FROM flights a JOIN flights b
                 ON b.origin = a.dest AND b.dest = a.origin AND b.dep_min > a.arr_min
               WHERE a.origin = ?1 AND a.dep_min BETWEEN ?2 AND ?2 + ?3 LIMIT 100",
@@ -197,8 +197,16 @@ impl QueryType {
                     (self.template as u64) << 40 ^ (version as u64) << 8 ^ i as u64 ^ 0x5EED,
                 );
                 let pick = |n: i64| (h % n as u64) as i64;
+                // Hubs: an airport's code drawn as AIRPORTS * u^3 (u uniform), so that half
+                // the airport parameters fall among the first eighth of the codes. Flights
+                // are stored in origin order, so the database has a hot part, as the
+                // thesis's did (the simulator's data file reads with a skew, too).
+                let hub = |n: i64| {
+                    let u = (h >> 11) as f64 / (1u64 << 53) as f64;
+                    ((n as f64 * u.powi(3)) as i64).min(n - 1)
+                };
                 Value::Integer(match p {
-                    P::Airport => 1 + pick(AIRPORTS),
+                    P::Airport => 1 + hub(AIRPORTS),
                     P::Airline => 1 + pick(AIRLINES),
                     P::Time => pick(1440),
                     P::Width => self.width,

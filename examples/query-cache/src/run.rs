@@ -106,6 +106,10 @@ pub struct RunConfig {
     pub warm: bool,
     /// Bytes per release round.
     pub round_bytes: u64,
+    /// C_disk for the cost rule, ms, in place of the one memd publishes: memd measures a
+    /// block device of /proc/diskstats, and the database lies on an `antsched mount`, which
+    /// has none (its disk is emulated).
+    pub paging_disk_ms: Option<f64>,
     pub json: Option<PathBuf>,
     pub timeline: Option<PathBuf>,
 }
@@ -135,6 +139,9 @@ pub struct RunReport {
     pub eval_ms_type_max: f64,
     pub peak_rss_mb: f64,
     pub peak_anon_mb: f64,
+    /// The memory group's peak usage (its `memory.max_usage_in_bytes`: the cache, the
+    /// database's pages and a hog), when the run has a group of its own.
+    pub group_peak_mb: Option<f64>,
     pub peak_cache_mb: f64,
     pub mean_cache_mb: f64,
     pub cache_entries_end: usize,
@@ -230,31 +237,42 @@ pub fn own_memory_group() -> anyhow::Result<PathBuf> {
     bail!("/proc/self/cgroup has no memory controller line (no cgroup v1 memory hierarchy)")
 }
 
-/// Serializes a result's rows: a tag and the value per column, little-endian.
-fn serialize(
+/// Renders a result's rows as the response a client would get, one JSON object per line
+/// (what a web front end caches): the bytes a cache entry holds.
+fn render(
     rows: &mut rusqlite::Rows<'_>,
-    columns: usize,
+    names: &[String],
     out: &mut Vec<u8>,
 ) -> rusqlite::Result<()> {
+    use std::io::Write as _;
     while let Some(row) = rows.next()? {
-        for i in 0..columns {
-            match row.get_ref(i)? {
-                ValueRef::Null => out.push(0),
-                ValueRef::Integer(v) => {
-                    out.push(1);
-                    out.extend_from_slice(&v.to_le_bytes());
-                }
-                ValueRef::Real(v) => {
-                    out.push(2);
-                    out.extend_from_slice(&v.to_le_bytes());
-                }
-                ValueRef::Text(t) | ValueRef::Blob(t) => {
-                    out.push(3);
-                    out.extend_from_slice(&(t.len() as u32).to_le_bytes());
-                    out.extend_from_slice(t);
-                }
+        out.push(b'{');
+        for (i, name) in names.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
             }
+            out.push(b'"');
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b"\":");
+            // Writing to a Vec cannot fail.
+            let _ = match row.get_ref(i)? {
+                ValueRef::Null => write!(out, "null"),
+                ValueRef::Integer(v) => write!(out, "{v}"),
+                ValueRef::Real(v) => write!(out, "{v}"),
+                ValueRef::Text(t) | ValueRef::Blob(t) => {
+                    out.push(b'"');
+                    for &b in t {
+                        if b == b'"' || b == b'\\' {
+                            out.push(b'\\');
+                        }
+                        out.push(b);
+                    }
+                    out.push(b'"');
+                    Ok(())
+                }
+            };
         }
+        out.extend_from_slice(b"}\n");
     }
     Ok(())
 }
@@ -264,13 +282,13 @@ fn evaluate(db: &Connection, ty: &QueryType, version: u32) -> anyhow::Result<Vec
     let mut stmt = db
         .prepare_cached(ty.sql())
         .with_context(|| format!("query type {}: preparing", ty.name()))?;
-    let columns = stmt.column_count();
+    let names: Vec<String> = stmt.column_names().iter().map(|n| n.to_string()).collect();
     let params = ty.params(version);
     let mut rows = stmt
         .query(rusqlite::params_from_iter(params.iter()))
         .with_context(|| format!("query type {} version {version}", ty.name()))?;
     let mut out = Vec::new();
-    serialize(&mut rows, columns, &mut out)
+    render(&mut rows, &names, &mut out)
         .with_context(|| format!("query type {} version {version}: reading rows", ty.name()))?;
     Ok(out)
 }
@@ -278,7 +296,12 @@ fn evaluate(db: &Connection, ty: &QueryType, version: u32) -> anyhow::Result<Vec
 /// The adaptive controller (section 6.2.3): on each notification (and at least every second,
 /// the daemon's repeat), release rounds of a few MB at the S the page says, S read again
 /// between rounds; a round at S_max lifts the hold so that the cache grows back.
-fn adaptive_loop(shared: &Shared, client: &Client, s_max: f64) -> anyhow::Result<()> {
+fn adaptive_loop(
+    shared: &Shared,
+    client: &Client,
+    s_max: f64,
+    disk_ms: Option<f64>,
+) -> anyhow::Result<()> {
     let mut notifications = 0u64;
     while !shared.stop.load(Ordering::Relaxed) {
         let n = client.wait(Some(Duration::from_millis(200)))?;
@@ -289,7 +312,7 @@ fn adaptive_loop(shared: &Shared, client: &Client, s_max: f64) -> anyhow::Result
         loop {
             let r = client.current();
             let paging = PagingCost {
-                disk_service_s: r.disk_service_ms / 1e3,
+                disk_service_s: disk_ms.unwrap_or(r.disk_service_ms) / 1e3,
                 disk_queue: r.disk_queue,
             };
             let round = shared
@@ -563,11 +586,11 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
     let s_max = antsched_mem::SeverityConfig::default().s_max;
     let controller = match (cfg.mode, &client, &pressure) {
         (CacheMode::Adaptive, Some(c), _) => {
-            let (sh, c) = (shared.clone(), c.clone());
+            let (sh, c, disk_ms) = (shared.clone(), c.clone(), cfg.paging_disk_ms);
             Some(
                 std::thread::Builder::new()
                     .name("adaptive".into())
-                    .spawn(move || adaptive_loop(&sh, &c, s_max))?,
+                    .spawn(move || adaptive_loop(&sh, &c, s_max, disk_ms))?,
             )
         }
         (CacheMode::Psi(_) | CacheMode::Halve(_), _, Some(p)) => {
@@ -721,6 +744,9 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
         peak_rss_mb: sys::peak_rss_mb()
             .unwrap_or_else(|| rows.iter().map(|r| r.rss_mb).fold(0.0, f64::max)),
         peak_anon_mb: peak_anon,
+        group_peak_mb: group_dir
+            .and_then(sys::group_peak_bytes)
+            .map(|b| b as f64 / 1048576.0),
         peak_cache_mb: cache_samples
             .iter()
             .copied()

@@ -58,6 +58,15 @@ pub fn group_free_bytes(group: &Path) -> Option<u64> {
     Some(limit.saturating_sub(usage))
 }
 
+/// A v1 memory group's peak usage.
+pub fn group_peak_bytes(group: &Path) -> Option<u64> {
+    std::fs::read_to_string(group.join("memory.max_usage_in_bytes"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// A read-only shared mapping of a whole file.
 pub struct Mmap {
     ptr: *mut libc::c_void,
@@ -76,6 +85,11 @@ impl Mmap {
         if len == 0 {
             anyhow::bail!("{} is empty", path.display());
         }
+        // Start cold: the file's pages that no one maps are dropped from the page cache, so
+        // that the run reads them again and they are charged to this run's memory group (a
+        // page stays charged to the group that first read it, which may be gone).
+        // SAFETY: an advice on a descriptor we own.
+        unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
         // SAFETY: a new read-only mapping of a file we opened; the kernel picks the address.
         let ptr = unsafe {
             libc::mmap(
