@@ -5,30 +5,33 @@
 # cgroup of its own (`antsched mem run --limit 256M`) governed by a private `antsched memd`.
 #
 # Runs: fixed caches of 0, 100, 170 and 300 MB and the adaptive cache, alone; then the
-# adaptive cache and a fixed 200 MB cache with a 150 MB memory hog started part-way in the
-# same group. Prints the table (runtime, hit rate, peak memory, reaction to notifications)
+# adaptive cache and a fixed 200 MB cache with a memory hog (50 MB, see below) started
+# part-way in the same group. Prints the table (runtime, hit rate, peak memory, reaction to notifications)
 # and writes everything to $ANTSCHED_BENCH_DIR/query-cache/ (JSON: query-cache.json; the
-# timelines as CSV; Fig. 6.1-like plots as SVG). About 10 minutes.
+# timelines as CSV; Fig. 6.1-like plots as SVG). About 11 minutes on an idle 2-core machine.
 #
 # Scaled to fit in 15 minutes (the thesis's runs took 30 to 47 minutes each):
-#   - 30,000 queries per run instead of 430,000 (Zipf alpha 0.8 over 43 x 1,000 queries, so
-#     the unbounded cache grows to about 220 MB, the thesis's 300 MB cache's content);
+#   - 25,000 queries per run instead of 430,000 (Zipf alpha 0.8 over 43 x 1,000 queries, so
+#     an unbounded cache grows to about 190 MB, near the thesis's 300 MB cache's content);
 #   - a run that has not finished by twice the 0 MB run's time never finishes (the
 #     simulator's rule, `antsched paper`'s max_time = 2 x the 0 MB row);
-#   - the hog starts 10 s into the queries (the thesis: 10 minutes into about 35);
+#   - the hog starts 10 s into the queries (the thesis: 10 minutes into about 35), and takes
+#     50 MB, not the thesis's 150: without swap a hog's memory cannot be paged out, and 150 MB
+#     leaves 106 MB of the 256 to a database whose hot pages need about 190, so that every
+#     configuration thrashes on database pages (docs/memory-real.md has that run too);
 #   - memd observes every 100 ms (default 1 s) so that its 1 s repeat and the PSI trigger
 #     drive rounds within a run of a minute. S_max stays 1 h.
 #
-#   sudo bench/mem/query-cache.sh [QUERIES]   (default 30000)
+#   sudo bench/mem/query-cache.sh [QUERIES] [HOG_MB]   (default 25000 and 50)
 #
 # Needs root, /dev/fuse and the cgroup v1 memory controller. No swap: the cache is anonymous
 # memory and competes with the database's mapped pages inside the 256 MB limit.
 source "$(dirname "$0")/../lib.sh"
-QUERIES=${1:-30000}
+QUERIES=${1:-25000}
 DISK=deskstar-34gxp
 SCHED=as-aged-sptf
 LIMIT=256M
-HOG_MB=150
+HOG_MB=${2:-50}
 HOG_AT=10
 SEED=1
 # C_disk of the cost rule: the Deskstar's random read (9.0 ms average seek + 4.2 ms half
@@ -121,9 +124,10 @@ for f in adaptive hog-adaptive hog-fixed-200; do
   [ -f "$OUT/$f.csv" ] && "$QC" plot "$OUT/$f.csv" --out "$OUT/$f.svg" || echo "(no plot of $f)"
 done
 
-python3 - "$OUT" "$QUERIES" "$LIMIT_S" <<'PY'
+python3 - "$OUT" "$QUERIES" "$LIMIT_S" "$HOG_MB" "$HOG_AT" <<'PY'
 import json, os, sys
 out, queries, limit_s = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+hog_mb, hog_at = int(sys.argv[4]), float(sys.argv[5])
 names = ["fixed-0", "fixed-100", "fixed-170", "fixed-300", "adaptive", "hog-adaptive", "hog-fixed-200"]
 runs = []
 for n in names:
@@ -138,7 +142,7 @@ for n in names:
 def f(x, fmt):
     return "-" if x is None else fmt.format(x)
 print()
-print(f"query-cache: {queries} queries, 200 MB database on antsched mount (deskstar-34gxp, as-aged-sptf), 256 MB group")
+print(f"query-cache: {queries} queries, 200 MB database on antsched mount (deskstar-34gxp, as-aged-sptf), 256 MB group, hog {hog_mb} MB at {hog_at:g} s")
 print(f"{'run':<15} {'runtime_s':>10} {'queries':>8} {'hit_rate':>9} {'peak_anon':>10} {'group_peak':>11} {'cache_peak':>11} {'reaction ms mean/max':>21}  outcome")
 for r in runs:
     rt = r.get("runtime_s")
@@ -151,7 +155,7 @@ doc = {
     "experiment": "query-cache",
     "queries": queries,
     "time_limit_s": limit_s,
-    "disk": "deskstar-34gxp", "scheduler": "as-aged-sptf", "limit_mb": 256, "hog_mb": 150, "hog_at_s": 10,
+    "disk": "deskstar-34gxp", "scheduler": "as-aged-sptf", "limit_mb": 256, "hog_mb": hog_mb, "hog_at_s": hog_at,
     "thesis": {"runtime_min": {"fixed-0": 46.7, "fixed-100": 34.7, "fixed-170": 34.1, "fixed-300": 28.8, "adaptive": 30.6,
                                 "hog-adaptive": 40.9, "hog-fixed-200": None},
                "reaction_ms": {"mean": 8, "max": 88}},
