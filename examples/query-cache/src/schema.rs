@@ -26,8 +26,8 @@ pub const MEALS: [&str; 5] = ["none", "snack", "breakfast", "lunch", "dinner"];
 pub const PRICE_MIN: i64 = 50;
 pub const PRICE_MAX: i64 = 2000;
 
-/// Flights per MiB of database: measured (a 20 MiB populate gave 21.9 MiB with this value),
-/// so that `--size-mb` comes out about right; the file's real size is printed.
+/// Flights per MiB of database, measured (with this value `--size-mb 200` gives 201 MiB and
+/// `--size-mb 20` 20.1 MiB); the file's real size is printed.
 const FLIGHTS_PER_MB: f64 = 3500.0;
 
 const WORDS: [&str; 16] = [
