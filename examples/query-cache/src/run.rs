@@ -302,12 +302,10 @@ fn adaptive_loop(
     s_max: f64,
     disk_ms: Option<f64>,
 ) -> anyhow::Result<()> {
-    let mut notifications = 0u64;
     while !shared.stop.load(Ordering::Relaxed) {
         let n = client.wait(Some(Duration::from_millis(200)))?;
         let first = client.current();
         let reaction = (n > 0).then(|| monotonic_ns().saturating_sub(first.time) as f64 / 1e6);
-        notifications += n;
         let mut total = Released::default();
         loop {
             let r = client.current();
@@ -328,10 +326,11 @@ fn adaptive_loop(
             }
         }
         if n > 0 || total.bytes > 0 {
-            shared.event("notification", reaction, &total, Some(first.severity_s));
+            // "release": a round on the periodic check, between notifications.
+            let event = if n > 0 { "notification" } else { "release" };
+            shared.event(event, reaction, &total, Some(first.severity_s));
         }
     }
-    let _ = notifications;
     Ok(())
 }
 
@@ -708,10 +707,7 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
         .iter()
         .filter_map(|e| e.released_mb)
         .fold(0.0, |a, b| a + b);
-    let notifications = events
-        .iter()
-        .filter(|e| e.event == "notification" && e.reaction_ms.is_some())
-        .count() as u64;
+    let notifications = events.iter().filter(|e| e.event == "notification").count() as u64;
     let cache_samples: Vec<f64> = rows.iter().map(|r| r.cache_mb).collect();
     let peak_anon = rows.iter().map(|r| r.anon_mb).fold(0.0, f64::max);
     if let Some(path) = &cfg.timeline {
@@ -735,11 +731,7 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
         hit_rate: hits as f64 / done.max(1) as f64,
         evaluated,
         eval_ms_mean: eval_sum.iter().map(|e| e.0).sum::<f64>() / evaluated.max(1) as f64 * 1e3,
-        eval_ms_type_min: type_means
-            .iter()
-            .copied()
-            .fold(f64::INFINITY, f64::min)
-            .min(f64::MAX),
+        eval_ms_type_min: type_means.iter().copied().reduce(f64::min).unwrap_or(0.0),
         eval_ms_type_max: type_means.iter().copied().fold(0.0, f64::max),
         peak_rss_mb: sys::peak_rss_mb()
             .unwrap_or_else(|| rows.iter().map(|r| r.rss_mb).fold(0.0, f64::max)),
