@@ -622,6 +622,7 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
     let started = Instant::now();
     let mut completed = true;
     let mut done = 0u64;
+    let mut evicted = 0u64;
     let result: anyhow::Result<()> = (|| {
         for i in 0..cfg.queries {
             if let Some(limit) = cfg.time_limit {
@@ -670,8 +671,18 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
                     regen_cost_s: cost,
                     reuse_p,
                 };
-                // What the insert evicted is not trimmed: its room is reused at once.
-                shared.cache().insert(key, value, entry, monotonic_ns());
+                // Evicted results are freed at once; their pages go back to the kernel a
+                // round's worth at a time: results of other sizes do not reuse the holes
+                // they leave, which without a trim kept a fixed 50 MB cache's process at
+                // 77 MB of anonymous memory.
+                evicted += shared
+                    .cache()
+                    .insert(key, value, entry, monotonic_ns())
+                    .bytes;
+                if evicted >= cfg.round_bytes {
+                    trim();
+                    evicted = 0;
+                }
             }
             shared.queries.store(i + 1, Ordering::Relaxed);
             done = i + 1;
