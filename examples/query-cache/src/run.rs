@@ -293,9 +293,11 @@ fn evaluate(db: &Connection, ty: &QueryType, version: u32) -> anyhow::Result<Vec
     Ok(out)
 }
 
-/// The adaptive controller (section 6.2.3): on each notification (and at least every second,
-/// the daemon's repeat), release rounds of a few MB at the S the page says, S read again
-/// between rounds; a round at S_max lifts the hold so that the cache grows back.
+/// The adaptive controller (section 6.2.3): on each notification (S halved or doubled, or the
+/// daemon's 1 s repeat while S < S_max), release rounds of a few MB at the S the page says, S
+/// read again between rounds; a round at S_max lifts the hold so that the cache grows back.
+/// The thread also wakes every 200 ms without a notification and runs the same rounds, so
+/// that the hold is lifted soon after S is back at S_max (logged as a `release`).
 fn adaptive_loop(
     shared: &Shared,
     client: &Client,
