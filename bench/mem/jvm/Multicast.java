@@ -1,0 +1,168 @@
+// bench/mem/jvm/Multicast.java: the JVM experiment's program (issue 15; the thesis's section 6.3,
+// a Scribe/FreePastry streaming-multicast simulation whose nodes buffer messages).
+//
+// NODES nodes form a multicast tree (fan-out 3, node i's parent is (i - 1) / 3). The root
+// publishes MESSAGES messages of 1 MB; each message travels down the tree, and every node keeps
+// its own copy (a new byte[], as a separate machine would) and checksums it, then buffers it in
+// a window of its last WINDOW messages, dropping the oldest. The live set is about
+// NODES * WINDOW MB (40 MB by default: 20 nodes, a window of 2), and every message allocates
+// NODES MB, so the run allocates MESSAGES * NODES MB (20 GB by default) and its speed depends on
+// how often the collector has to run, which depends on how much room the heap leaves above the
+// live set.
+//
+// With --adapt it reads antsched memd's notifications on stdin, one line each from
+// examples/jvm-bridge ("S FREE_BYTES TIER MONOTONIC_S"), on a daemon thread, and applies the
+// thesis's rule for a collected heap: a full collection (System.gc()) when S falls under
+// 10 minutes (--gc-below, seconds); while the group is under pressure (S below S_max) the heap
+// is held at the size it has (the JVM's SoftMaxHeapSize, set through HotSpotDiagnosticMXBean,
+// to the heap in use after the collection, with room for the live set to move); when S is back
+// at S_max (tier plenty) the soft limit goes back to -Xmx and the heap may grow again.
+// SoftMaxHeapSize is honoured by ZGC and Shenandoah in JDK 17 (not G1), so run with
+// -XX:+UseShenandoahGC; Shenandoah's System.gc() also uncommits the empty regions at once.
+//
+// Prints "key value" lines on stdout: progress lines while it runs, then runtime_s, the
+// collections and their time, the largest committed heap, and the adaptation's actions.
+//
+//   java -XX:+UseShenandoahGC -Xmx192m bench/mem/jvm/Multicast.java [--nodes N] [--window W]
+//        [--messages M] [--adapt] [--gc-below S]
+
+import com.sun.management.HotSpotDiagnosticMXBean;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryUsage;
+import java.util.ArrayDeque;
+
+public class Multicast {
+    static final int MB = 1 << 20;
+
+    static int nodes = 20, window = 2, messages = 1000;
+    static boolean adapt = false;
+    static double gcBelow = 600;
+
+    static volatile long maxCommitted = 0;
+    static volatile int fullGcs = 0, holds = 0, grows = 0, lines = 0;
+    static volatile double minS = Double.MAX_VALUE;
+    static final long start = System.nanoTime();
+
+    static double elapsed() {
+        return (System.nanoTime() - start) / 1e9;
+    }
+
+    static MemoryUsage heap() {
+        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage();
+    }
+
+    /** The thesis's handler, on a daemon thread: one call per notification line. */
+    static void listen() {
+        HotSpotDiagnosticMXBean hs = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
+        long xmx = Runtime.getRuntime().maxMemory();
+        long soft = xmx;
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in))) {
+            String line;
+            while ((line = in.readLine()) != null) {
+                String[] w = line.trim().split("\\s+");
+                if (w.length < 3) continue;
+                double s = Double.parseDouble(w[0]);
+                String tier = w[2];
+                lines++;
+                minS = Math.min(minS, s);
+                if (tier.equals("plenty")) {
+                    if (soft != xmx) {
+                        soft = xmx;
+                        hs.setVMOption("SoftMaxHeapSize", Long.toString(soft));
+                        grows++;
+                        System.out.printf("adapt %.2f S %.1f: plenty again, soft max back to %d MB%n", elapsed(), s, soft / MB);
+                    }
+                    continue;
+                }
+                if (s < gcBelow) {
+                    System.gc();
+                    fullGcs++;
+                }
+                // Hold the heap: no more than it uses now (after the collection, if one ran),
+                // with room for the live set to move (a quarter, and at least 8 MB), never
+                // above -Xmx.
+                long used = heap().getUsed();
+                long hold = Math.min(xmx, Math.max(used + Math.max(used / 4, 8L * MB), 16L * MB));
+                if (hold < soft) {
+                    soft = hold;
+                    hs.setVMOption("SoftMaxHeapSize", Long.toString(soft));
+                    holds++;
+                }
+                System.out.printf("adapt %.2f S %.1f %s: %s, heap used %d MB, soft max %d MB%n", elapsed(), s, tier,
+                        s < gcBelow ? "System.gc()" : "hold", used / MB, soft / MB);
+            }
+        } catch (Exception e) {
+            System.out.println("adapt_error " + e);
+        }
+    }
+
+    public static void main(String[] args) {
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--nodes": nodes = Integer.parseInt(args[++i]); break;
+                case "--window": window = Integer.parseInt(args[++i]); break;
+                case "--messages": messages = Integer.parseInt(args[++i]); break;
+                case "--adapt": adapt = true; break;
+                case "--gc-below": gcBelow = Double.parseDouble(args[++i]); break;
+                default:
+                    System.err.println("Multicast: unknown argument " + args[i]);
+                    System.exit(2);
+            }
+        }
+        if (adapt) {
+            Thread t = new Thread(Multicast::listen, "antsched-severity");
+            t.setDaemon(true);
+            t.start();
+        }
+        @SuppressWarnings("unchecked")
+        ArrayDeque<byte[]>[] buffers = new ArrayDeque[nodes];
+        for (int i = 0; i < nodes; i++) buffers[i] = new ArrayDeque<>();
+        byte[][] inbox = new byte[nodes][];
+        long checksum = 0;
+        System.out.printf("start nodes %d window %d messages %d xmx_mb %d adapt %b%n", nodes, window, messages,
+                Runtime.getRuntime().maxMemory() / MB, adapt);
+        for (int m = 0; m < messages; m++) {
+            byte[] msg = new byte[MB];
+            for (int k = 0; k < MB; k += 4096) msg[k] = (byte) (m + k);
+            inbox[0] = msg;
+            // Down the tree in breadth-first order: node i copies what its parent holds.
+            for (int i = 0; i < nodes; i++) {
+                byte[] got = i == 0 ? inbox[0] : inbox[(i - 1) / 3];
+                byte[] mine = new byte[MB];
+                System.arraycopy(got, 0, mine, 0, MB);
+                long sum = 0;
+                for (int k = 0; k < MB; k += 64) sum += mine[k];
+                checksum += sum;
+                inbox[i] = mine;
+                ArrayDeque<byte[]> b = buffers[i];
+                b.addLast(mine);
+                if (b.size() > window) b.removeFirst();
+            }
+            long c = heap().getCommitted();
+            if (c > maxCommitted) maxCommitted = c;
+            if ((m + 1) % 100 == 0) {
+                MemoryUsage h = heap();
+                System.out.printf("progress %.2f messages %d heap_used_mb %d heap_committed_mb %d%n", elapsed(), m + 1,
+                        h.getUsed() / MB, h.getCommitted() / MB);
+            }
+        }
+        double runtime = elapsed();
+        long gcs = 0, gcMs = 0;
+        for (GarbageCollectorMXBean g : ManagementFactory.getGarbageCollectorMXBeans()) {
+            gcs += Math.max(0, g.getCollectionCount());
+            gcMs += Math.max(0, g.getCollectionTime());
+        }
+        System.out.printf("runtime_s %.3f%n", runtime);
+        System.out.printf("gc_count %d%ngc_time_ms %d%n", gcs, gcMs);
+        System.out.printf("max_committed_mb %d%n", maxCommitted / MB);
+        System.out.printf("allocated_mb %d%n", (long) messages * (nodes + 1));
+        System.out.printf("adapt_lines %d%nadapt_full_gcs %d%nadapt_holds %d%nadapt_grows %d%n", lines, fullGcs, holds, grows);
+        System.out.printf("adapt_min_s %.1f%n", lines == 0 ? -1.0 : minS);
+        System.out.printf("checksum %d%n", checksum);
+        System.out.flush();
+        System.exit(0);
+    }
+}
