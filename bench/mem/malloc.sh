@@ -38,7 +38,7 @@ MIMALLOC=$(lib_path libmimalloc.so.2)
 PRELOAD="$ROOT/target/release/libantsched_mem_preload.so"
 
 T=$(mktemp -d /tmp/antsched-malloc.XXXXXX)
-add_cleanup "rm -rf '$T'"
+add_cleanup "rm -rf --one-file-system '$T'"
 cc -O2 -Wall -o "$T/fragment" "$ROOT/bench/mem/fragment.c"
 echo "malloc: making a 400 MB file to stream through the group's page cache" >&2
 dd if=/dev/urandom of="$T/stream.dat" bs=1M count=400 status=none

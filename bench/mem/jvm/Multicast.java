@@ -15,16 +15,21 @@
 // thesis's rule for a collected heap: a full collection (System.gc()) when S falls under
 // 10 minutes (--gc-below, seconds); while the group is under pressure (S below S_max) the heap
 // is held at the size it has (the JVM's SoftMaxHeapSize, set through HotSpotDiagnosticMXBean,
-// to the heap in use after the collection, with room for the live set to move); when S is back
-// at S_max (tier plenty) the soft limit goes back to -Xmx and the heap may grow again.
+// to the heap committed), and while S is under 10 minutes it is also shrunk by a tenth at each
+// notification (the daemon repeats them every second), never below the live set with room to
+// move; once S has been
+// back at S_max (tier plenty) for --grow-after seconds (5), the soft limit climbs back to -Xmx
+// (half the way each second), and the heap may grow again.
 // SoftMaxHeapSize is honoured by ZGC and Shenandoah in JDK 17 (not G1), so run with
-// -XX:+UseShenandoahGC; Shenandoah's System.gc() also uncommits the empty regions at once.
+// -XX:+UseShenandoahGC (bench/mem/jvm.sh uses its static heuristic, which starts a cycle when
+// less than 10% of the soft maximum is free, so that the heap is used whole, as the thesis's
+// collector used it); Shenandoah's System.gc() also uncommits the empty regions at once.
 //
 // Prints "key value" lines on stdout: progress lines while it runs, then runtime_s, the
 // collections and their time, the largest committed heap, and the adaptation's actions.
 //
 //   java -XX:+UseShenandoahGC -Xmx192m bench/mem/jvm/Multicast.java [--nodes N] [--window W]
-//        [--messages M] [--adapt] [--gc-below S]
+//        [--messages M] [--adapt] [--gc-below S] [--grow-after S]
 
 import com.sun.management.HotSpotDiagnosticMXBean;
 import java.io.BufferedReader;
@@ -44,6 +49,42 @@ public class Multicast {
     static volatile long maxCommitted = 0;
     static volatile int fullGcs = 0, holds = 0, grows = 0, lines = 0;
     static volatile double minS = Double.MAX_VALUE;
+    /** The soft heap limit now; when S went back to S_max (-1: it is not there). */
+    static volatile long soft = Runtime.getRuntime().maxMemory();
+    static volatile double plentySince = -1;
+    /** Seconds S must stay at S_max before the heap grows back (--grow-after). */
+    static double growAfter = 5;
+
+    /**
+     * Growing back, on a daemon thread: once S has been at S_max for --grow-after seconds, the
+     * soft limit goes up by half of what is left to -Xmx every second, until it is there. At
+     * once would make the heap grow straight back into the pressure its collection just
+     * relieved: the collection itself is what brings S back to S_max (the group's free memory
+     * goes above tau), so the thesis's "grow when S is S_max again" needs a hold-off here.
+     */
+    static void grow() {
+        HotSpotDiagnosticMXBean hs = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
+        long xmx = Runtime.getRuntime().maxMemory();
+        while (true) {
+            try {
+                Thread.sleep(1000);
+            } catch (InterruptedException e) {
+                return;
+            }
+            double since = plentySince;
+            long now = soft;
+            if (since >= 0 && elapsed() - since >= growAfter && now < xmx) {
+                long next = Math.min(xmx, now + Math.max((xmx - now) / 2, 8L * MB));
+                synchronized (Multicast.class) {
+                    if (plentySince < 0 || soft != now) continue;
+                    soft = next;
+                    hs.setVMOption("SoftMaxHeapSize", Long.toString(next));
+                }
+                grows++;
+                System.out.printf("adapt %.2f S_max for %.1f s: soft max up to %d MB%n", elapsed(), elapsed() - since, next / MB);
+            }
+        }
+    }
     static final long start = System.nanoTime();
 
     static double elapsed() {
@@ -58,7 +99,6 @@ public class Multicast {
     static void listen() {
         HotSpotDiagnosticMXBean hs = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
         long xmx = Runtime.getRuntime().maxMemory();
-        long soft = xmx;
         try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in))) {
             String line;
             while ((line = in.readLine()) != null) {
@@ -69,27 +109,28 @@ public class Multicast {
                 lines++;
                 minS = Math.min(minS, s);
                 if (tier.equals("plenty")) {
-                    if (soft != xmx) {
-                        soft = xmx;
-                        hs.setVMOption("SoftMaxHeapSize", Long.toString(soft));
-                        grows++;
-                        System.out.printf("adapt %.2f S %.1f: plenty again, soft max back to %d MB%n", elapsed(), s, soft / MB);
-                    }
+                    plentySince = elapsed();
                     continue;
                 }
+                plentySince = -1;
+                long before = heap().getCommitted();
                 if (s < gcBelow) {
                     System.gc();
                     fullGcs++;
                 }
-                // Hold the heap: no more than it uses now (after the collection, if one ran),
-                // with room for the live set to move (a quarter, and at least 8 MB), never
-                // above -Xmx.
+                // Hold the heap at the size it has (S below S_max: no growth); when S is under
+                // 10 minutes, also shrink it by a tenth of its committed size before the collection
+                // (each notification, so once a second while S stays there), never below the
+                // live set after the collection plus a quarter of it (at least 8 MB) of room.
                 long used = heap().getUsed();
-                long hold = Math.min(xmx, Math.max(used + Math.max(used / 4, 8L * MB), 16L * MB));
-                if (hold < soft) {
-                    soft = hold;
-                    hs.setVMOption("SoftMaxHeapSize", Long.toString(soft));
-                    holds++;
+                long floor = Math.min(xmx, Math.max(used + Math.max(used / 4, 8L * MB), 16L * MB));
+                long hold = Math.max(floor, s < gcBelow ? before - before / 10 : before);
+                synchronized (Multicast.class) {
+                    if (hold < soft) {
+                        soft = hold;
+                        hs.setVMOption("SoftMaxHeapSize", Long.toString(soft));
+                        holds++;
+                    }
                 }
                 System.out.printf("adapt %.2f S %.1f %s: %s, heap used %d MB, soft max %d MB%n", elapsed(), s, tier,
                         s < gcBelow ? "System.gc()" : "hold", used / MB, soft / MB);
@@ -107,6 +148,7 @@ public class Multicast {
                 case "--messages": messages = Integer.parseInt(args[++i]); break;
                 case "--adapt": adapt = true; break;
                 case "--gc-below": gcBelow = Double.parseDouble(args[++i]); break;
+                case "--grow-after": growAfter = Double.parseDouble(args[++i]); break;
                 default:
                     System.err.println("Multicast: unknown argument " + args[i]);
                     System.exit(2);
@@ -116,6 +158,9 @@ public class Multicast {
             Thread t = new Thread(Multicast::listen, "antsched-severity");
             t.setDaemon(true);
             t.start();
+            Thread g = new Thread(Multicast::grow, "antsched-grow");
+            g.setDaemon(true);
+            g.start();
         }
         @SuppressWarnings("unchecked")
         ArrayDeque<byte[]>[] buffers = new ArrayDeque[nodes];
