@@ -186,6 +186,7 @@ for n in names:
         "oom_kills": int(oom.get("oom_kill", "0")),
         "adapt_full_gcs": int(kv.get("adapt_full_gcs", "0")),
         "adapt_min_s": float(kv["adapt_min_s"]) if "adapt_min_s" in kv else None,
+        "first_notification_s": float(adapt_lines[0].split()[1]) if adapt_lines else None,
         "adapt_log": adapt_lines[:20],
     })
 print()

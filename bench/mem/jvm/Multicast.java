@@ -16,8 +16,8 @@
 // 10 minutes (--gc-below, seconds); while the group is under pressure (S below S_max) the heap
 // is held at the size it has (the JVM's SoftMaxHeapSize, set through HotSpotDiagnosticMXBean,
 // to the heap committed), and while S is under 10 minutes it is also shrunk by a tenth at each
-// notification (the daemon repeats them every second), never below the live set with room to
-// move; once S has been
+// notification (the daemon repeats them every second), and in the paging and thrashing tiers
+// cut at once to the live set with room to move; once S has been
 // back at S_max (tier plenty) for --grow-after seconds (5), the soft limit climbs back to -Xmx
 // (half the way each second), and the heap may grow again.
 // SoftMaxHeapSize is honoured by ZGC and Shenandoah in JDK 17 (not G1), so run with
@@ -95,6 +95,43 @@ public class Multicast {
         return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage();
     }
 
+    /** The live set after the last collection this program asked for (0: none yet). */
+    static volatile long lastLive = 0;
+
+    /**
+     * System.gc() on a thread of its own, so that the handler keeps reading notifications while
+     * a collection runs (one in a paging heap can take seconds); requests made while one runs
+     * are folded into one more.
+     */
+    static final class Collector implements Runnable {
+        private boolean pending = false;
+
+        synchronized void request() {
+            pending = true;
+            notifyAll();
+        }
+
+        public void run() {
+            while (true) {
+                synchronized (this) {
+                    while (!pending) {
+                        try {
+                            wait();
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                    }
+                    pending = false;
+                }
+                System.gc();
+                fullGcs++;
+                lastLive = heap().getUsed();
+            }
+        }
+    }
+
+    static final Collector collector = new Collector();
+
     /** The thesis's handler, on a daemon thread: one call per notification line. */
     static void listen() {
         HotSpotDiagnosticMXBean hs = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
@@ -114,17 +151,19 @@ public class Multicast {
                 }
                 plentySince = -1;
                 long before = heap().getCommitted();
-                if (s < gcBelow) {
-                    System.gc();
-                    fullGcs++;
-                }
-                // Hold the heap at the size it has (S below S_max: no growth); when S is under
-                // 10 minutes, also shrink it by a tenth of its committed size before the collection
-                // (each notification, so once a second while S stays there), never below the
-                // live set after the collection plus a quarter of it (at least 8 MB) of room.
-                long used = heap().getUsed();
-                long floor = Math.min(xmx, Math.max(used + Math.max(used / 4, 8L * MB), 16L * MB));
-                long hold = Math.max(floor, s < gcBelow ? before - before / 10 : before);
+                boolean collect = s < gcBelow;
+                if (collect) collector.request();
+                // Hold the heap at the size it has (S below S_max: no growth). When S is under
+                // 10 minutes, also shrink it by a tenth of its committed size at each
+                // notification (the daemon repeats them every second); in the paging and
+                // thrashing tiers (free memory gone: the group already pages, tier 4's
+                // "drastic measures") cut it to the floor at once. Never below the floor: the
+                // live set of the last collection plus a quarter (at least 8 MB) of room.
+                long live = lastLive > 0 ? lastLive : heap().getUsed();
+                long floor = Math.min(xmx, Math.max(live + Math.max(live / 4, 8L * MB), 16L * MB));
+                boolean paging = tier.equals("paging") || tier.equals("thrashing");
+                long target = paging ? floor : collect ? before - before / 10 : before;
+                long hold = Math.max(floor, target);
                 synchronized (Multicast.class) {
                     if (hold < soft) {
                         soft = hold;
@@ -132,8 +171,8 @@ public class Multicast {
                         holds++;
                     }
                 }
-                System.out.printf("adapt %.2f S %.1f %s: %s, heap used %d MB, soft max %d MB%n", elapsed(), s, tier,
-                        s < gcBelow ? "System.gc()" : "hold", used / MB, soft / MB);
+                System.out.printf("adapt %.2f S %.1f %s: %s, heap committed %d MB, soft max %d MB%n", elapsed(), s,
+                        tier, collect ? "System.gc()" : "hold", before / MB, soft / MB);
             }
         } catch (Exception e) {
             System.out.println("adapt_error " + e);
@@ -158,6 +197,9 @@ public class Multicast {
             Thread t = new Thread(Multicast::listen, "antsched-severity");
             t.setDaemon(true);
             t.start();
+            Thread c = new Thread(collector, "antsched-gc");
+            c.setDaemon(true);
+            c.start();
             Thread g = new Thread(Multicast::grow, "antsched-grow");
             g.setDaemon(true);
             g.start();
