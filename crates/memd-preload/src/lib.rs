@@ -18,7 +18,9 @@
 //!   free pages inside the heap, not only its top); `mallctl("arena.4096.purge")`
 //!   (`MALLCTL_ARENAS_ALL`) where jemalloc's `mallctl` is found by `dlsym(RTLD_DEFAULT)`;
 //!   `mi_collect(true)` where mimalloc's is.
-//! - `ANTSCHED_MEM_PRELOAD_LOG=1` writes a line to stderr for each step, for a look.
+//! - `ANTSCHED_MEM_PRELOAD_LOG=1` writes a line to stderr for each step, for a look; a release's
+//!   line ends with the wake-up's time in seconds of CLOCK_MONOTONIC (`woken at T s`), so that
+//!   a bench can time what followed the notification from outside.
 //!
 //! Fork: the thread is not copied into a child, and the library registers no `atfork`
 //! handler, so nothing of it runs in a forked child (no allocation between fork and exec);
@@ -118,6 +120,7 @@ fn serve(path: PathBuf, domain: Option<String>, log: bool) {
                 return;
             }
         }
+        let woken = monotonic_s();
         let r = client.current();
         if r.tier == Tier::Plenty {
             continue;
@@ -125,13 +128,26 @@ fn serve(path: PathBuf, domain: Option<String>, log: bool) {
         let started = std::time::Instant::now();
         let done = release();
         if log {
+            // The wake-up's CLOCK_MONOTONIC time (the clock of the record's `time`), so that a
+            // bench can time what follows the notification from outside the process.
             eprintln!(
-                "antsched-mem-preload: S {:.1} s: released with {done} in {:.1} ms",
+                "antsched-mem-preload: S {:.1} s: released with {done} in {:.1} ms (woken at {woken:.6} s)",
                 r.severity_s,
                 started.elapsed().as_secs_f64() * 1e3
             );
         }
     }
+}
+
+/// Seconds of CLOCK_MONOTONIC.
+fn monotonic_s() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec, which lives on this stack.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 / 1e9
 }
 
 /// Returns free heap pages to the kernel with every allocator found; names them.
