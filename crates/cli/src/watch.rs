@@ -46,6 +46,8 @@ pub struct WatchArgs {
 /// One record as the watch saw it, for the terminal's sparkline and the plot.
 #[derive(Clone, Copy, Debug)]
 struct Sample {
+    /// The record's own `time`, which tells records apart.
+    time: u64,
     /// The record's time, in seconds since the watch started (the first may be negative:
     /// it was published before).
     t_s: f64,
@@ -58,6 +60,7 @@ impl Sample {
     fn new(r: &SeverityRecord, start_ns: u64) -> Self {
         let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
         Self {
+            time: r.time,
             t_s: (r.time as f64 - start_ns as f64) / 1e9,
             severity_s: r.severity_s,
             free_mib: mib(r.free_bytes),
@@ -119,6 +122,12 @@ pub fn watch(a: WatchArgs) -> anyhow::Result<()> {
     let mut samples: Vec<Sample> = Vec::new();
     let mut next_print = start;
     let end = loop {
+        // Every record the daemon publishes goes into the sparkline and the plot, printed or
+        // not: the page is read every SAMPLE_EVERY (a few loads, no system call).
+        let r = client.current();
+        if samples.last().is_none_or(|s| s.time != r.time) {
+            samples.push(Sample::new(&r, start_ns));
+        }
         let now = Instant::now();
         if deadline.is_some_and(|d| now >= d) {
             break End::Duration;
@@ -132,7 +141,9 @@ pub fn watch(a: WatchArgs) -> anyhow::Result<()> {
                 next_print = now + interval;
             }
         } else {
-            let until = deadline.map_or(next_print, |d| d.min(next_print));
+            let until = deadline
+                .map_or(next_print, |d| d.min(next_print))
+                .min(now + SAMPLE_EVERY);
             let mut fds = [
                 pollfd(client.eventfd().as_raw_fd()),
                 pollfd(client.socket().as_raw_fd()),
@@ -167,10 +178,8 @@ pub fn watch(a: WatchArgs) -> anyhow::Result<()> {
         }
         let Some(why) = why else { continue };
         let r = client.current();
-        let sample = Sample::new(&r, start_ns);
-        // The plot shows each record once, however many lines printed it.
-        if samples.last().is_none_or(|s| s.t_s != sample.t_s) {
-            samples.push(sample);
+        if samples.last().is_none_or(|s| s.time != r.time) {
+            samples.push(Sample::new(&r, start_ns));
         }
         let t_s = start.elapsed().as_secs_f64();
         if out.record(t_s, &r, why, &samples).is_err() {
@@ -201,7 +210,7 @@ pub fn watch(a: WatchArgs) -> anyhow::Result<()> {
             "antsched memd at {} closed the connection{}",
             a.socket.display(),
             if words.is_empty() {
-                " (it stopped?)".to_string()
+                " (it stopped, or the domain is gone)".to_string()
             } else {
                 format!(": {words}")
             }
@@ -287,6 +296,10 @@ struct Output {
     status_shown: bool,
     severity: SeverityConfig,
 }
+
+/// How often the page is read for the sparkline and the plot: every record of a daemon
+/// ticking at 100 ms or slower.
+const SAMPLE_EVERY: Duration = Duration::from_millis(100);
 
 /// How far back the terminal's sparkline reaches.
 const SPARK_WINDOW_S: f64 = 300.0;
@@ -450,6 +463,18 @@ fn sparkline(
     out
 }
 
+/// A record's value holds until the next record: a step at each one, not a slope between.
+fn steps(pts: &[Sample], value: impl Fn(&Sample) -> f64) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(pts.len() * 2);
+    for (i, s) in pts.iter().enumerate() {
+        if i > 0 {
+            out.push((s.t_s, value(&pts[i - 1])));
+        }
+        out.push((s.t_s, value(s)));
+    }
+    out
+}
+
 /// S (log scale, S_max marked) above free memory (tau marked), over the watch.
 struct WatchPlot<'a> {
     title: String,
@@ -505,7 +530,7 @@ impl Plot for WatchPlot<'_> {
         let blue = COLORS[0];
         chart
             .draw_series(LineSeries::new(
-                pts.iter().map(|s| (s.t_s, s.severity_s)),
+                steps(pts, |s| s.severity_s),
                 blue.stroke_width(2),
             ))
             .map_err(err)?
@@ -534,7 +559,7 @@ impl Plot for WatchPlot<'_> {
             });
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
+            .position(SeriesLabelPosition::LowerLeft)
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .label_font(("sans-serif", 15))
@@ -562,7 +587,7 @@ impl Plot for WatchPlot<'_> {
         let green = COLORS[2];
         chart
             .draw_series(LineSeries::new(
-                pts.iter().map(|s| (s.t_s, s.free_mib)),
+                steps(pts, |s| s.free_mib),
                 green.stroke_width(2),
             ))
             .map_err(err)?
@@ -574,7 +599,7 @@ impl Plot for WatchPlot<'_> {
         // tau follows the domain's size (a group's limit may change): drawn as a series.
         chart
             .draw_series(DashedLineSeries::new(
-                pts.iter().map(|s| (s.t_s, s.tau_mib)),
+                steps(pts, |s| s.tau_mib),
                 8,
                 5,
                 red.stroke_width(2),
@@ -600,6 +625,7 @@ mod tests {
 
     fn s(t_s: f64, severity_s: f64) -> Sample {
         Sample {
+            time: (t_s * 1e9) as u64,
             t_s,
             severity_s,
             free_mib: 1.0,
@@ -624,6 +650,22 @@ mod tests {
         assert_eq!((chars[7], chars[8]), ('█', '█'), "the record in force");
         // ln(60/5) / ln(3600/5) = 0.378 of the way: level 3 of 0..7.
         assert_eq!(chars[9], '▄');
+    }
+
+    /// The plot holds each record's value until the next one.
+    #[test]
+    fn the_plot_steps_from_record_to_record() {
+        let pts = [s(0.0, 3600.0), s(1.5, 400.0), s(2.0, 100.0)];
+        assert_eq!(
+            steps(&pts, |x| x.severity_s),
+            [
+                (0.0, 3600.0),
+                (1.5, 3600.0),
+                (1.5, 400.0),
+                (2.0, 400.0),
+                (2.0, 100.0)
+            ]
+        );
     }
 
     #[test]
