@@ -39,6 +39,15 @@ fn cannot_run(why: &str) {
     eprintln!("skipping: {why}");
 }
 
+/// The tests that run a hog in a real group, one at a time: each measures how the daemon
+/// reacts to its own group in time, and a sibling's hog stalling the machine (the PSI test
+/// streams a file through 8 MB) would be measured with it, or starve it.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    // A test that failed holding it poisons it; the others still run.
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The hog: this binary again, serving commands on stdin. Killed and reaped on drop, before
 /// the group it is in is removed (declared after the group, so dropped first).
 struct Hog {
@@ -275,6 +284,7 @@ fn a_hog_in_a_256_mb_group_drives_its_severity_down_eq_4_1() {
     if !rustix::process::geteuid().is_root() {
         return cannot_run("not root: cannot make a memory cgroup");
     }
+    let _serial = one_at_a_time();
     let name = format!("test-{}", std::process::id());
     let group = match RunGroup::create(Path::new(RUN_PARENT), &name, Some(LIMIT)) {
         Ok(g) => g,
@@ -429,6 +439,7 @@ fn a_stall_wakes_the_daemon_before_its_tick() {
     if !rustix::process::geteuid().is_root() {
         return cannot_run("not root: cannot make a memory cgroup");
     }
+    let _serial = one_at_a_time();
     if !Path::new("/proc/pressure/memory").is_file() {
         return cannot_run("the kernel has no PSI (/proc/pressure/memory)");
     }
@@ -481,7 +492,8 @@ struct Wake {
 
 /// The notification rule's test against the real record of a 256 MB group: with the
 /// daemon's tick at 100 ms, a hog holds free memory under tau (the 1 s repeat), then moves
-/// it back and forth between 80% and 10% of tau (a halving, then a doubling, every 0.4 s).
+/// it back and forth between 80% and 5% of tau (a halving, then a doubling, every 0.25 s, 25
+/// times).
 /// A subscriber records its wake-ups while another thread records every record published;
 /// then
 ///
@@ -507,6 +519,7 @@ fn a_subscriber_is_woken_on_each_halving_and_doubling_and_every_second_within_10
     if !rustix::process::geteuid().is_root() {
         return cannot_run("not root: cannot make a memory cgroup");
     }
+    let _serial = one_at_a_time();
     const TICK: Duration = Duration::from_millis(100);
     let name = format!("test-wake-{}", std::process::id());
     let group = match RunGroup::create(Path::new(RUN_PARENT), &name, Some(LIMIT)) {
@@ -579,22 +592,29 @@ fn a_subscriber_is_woken_on_each_halving_and_doubling_and_every_second_within_10
             }
         });
 
-        // Steady pressure: free at 80% of tau (kept), then 45% (a mapping the toggles
-        // below give back), held for 8.5 s: the 1 s repeat.
+        // The candidate age grows while the group reclaims nothing (the reclaim rate's
+        // average decays), and after 30 s without reclaim it is infinite and S is S_max
+        // whatever free is: the whole run stays well within that, and the steady part, whose
+        // S must stay under S_max, comes first, while the age is young.
+        //
+        // Steady pressure: free at 80% of tau (kept), then 45% (a mapping), for 8 s: the 1 s
+        // repeat.
         changes.push(antsched_memd::monotonic_ns());
         hog.say(&format!("alloc {}", free_now().saturating_sub(share(0.80))));
+        let size = free_now().saturating_sub(share(0.45));
         changes.push(antsched_memd::monotonic_ns());
-        hog.say(&format!("map {}", share(0.35)));
-        std::thread::sleep(Duration::from_millis(8500));
-        // Free back and forth between 80% and 10% of tau every 0.4 s: S moves by a factor
-        // of (S_max / age)^0.7, well over 2 each way.
+        hog.say(&format!("map {size}"));
+        std::thread::sleep(Duration::from_millis(8000));
         changes.push(antsched_memd::monotonic_ns());
         hog.say("unmap");
-        for _ in 0..12 {
-            std::thread::sleep(Duration::from_millis(400));
+        // Free back and forth between 80% and 5% of tau every 0.25 s, 25 times each way: S
+        // moves by a factor of (S_max / age)^0.75 each way, less as the age grows.
+        for _ in 0..25 {
+            std::thread::sleep(Duration::from_millis(250));
+            let size = free_now().saturating_sub(share(0.05));
             changes.push(antsched_memd::monotonic_ns());
-            hog.say(&format!("map {}", share(0.70)));
-            std::thread::sleep(Duration::from_millis(400));
+            hog.say(&format!("map {size}"));
+            std::thread::sleep(Duration::from_millis(250));
             changes.push(antsched_memd::monotonic_ns());
             hog.say("unmap");
         }
@@ -631,9 +651,16 @@ fn a_subscriber_is_woken_on_each_halving_and_doubling_and_every_second_within_10
     }
     eprintln!(
         "{} records published ({missed} missed by the recorder); {halvings} halvings and \
-         {doublings} doublings of S since the subscriber was last told, each a wake-up",
-        records.len()
+         {doublings} doublings of S since the subscriber was last told, each a wake-up \
+         (candidate age {:.1} s at the start, {:.1} s at the end)",
+        records.len(),
+        records.first().map_or(0.0, |r| r.candidate_age_s),
+        records.last().map_or(0.0, |r| r.candidate_age_s),
     );
+    // Not every one of the 25 moves each way is a halving or a doubling of what the
+    // subscriber was last told (a move that straddles a tick may be seen as two smaller
+    // steps, and the factor shrinks as the age grows); enough of each for the check to mean
+    // something.
     assert!(halvings >= 5 && doublings >= 5, "{halvings} {doublings}");
 
     // 2. The 1 s repeat: a wake-up that is neither a halving nor a doubling of what the
@@ -690,15 +717,18 @@ fn a_subscriber_is_woken_on_each_halving_and_doubling_and_every_second_within_10
         TICK.as_millis()
     );
     // From the hog being asked for a change to the wake-up it caused (a halving or a
-    // doubling after it, before the next change): the change's own time, the wait for the
-    // daemon's next tick and the latency above. Reported, not asserted.
-    let mut from_change: Vec<u64> = Vec::new();
+    // doubling less than a second after it): the change's own time, the wait for the
+    // daemon's next tick and the latency above. A halving or doubling later than that is the
+    // candidate age's own drift (it grows while nothing is reclaimed), counted apart.
+    // Reported, not asserted.
+    let (mut from_change, mut drift): (Vec<u64>, usize) = (Vec::new(), 0);
     let mut told = s_max;
     for w in &wakes {
         let s = w.record.severity_s;
         if s <= told / 2.0 || s >= told * 2.0 {
-            if let Some(c) = changes.iter().rev().find(|&&c| c <= w.at) {
-                from_change.push(w.at - c);
+            match changes.iter().rev().find(|&&c| c <= w.at) {
+                Some(&c) if w.at - c < 1_000_000_000 => from_change.push(w.at - c),
+                _ => drift += 1,
             }
         }
         told = s;
@@ -707,7 +737,8 @@ fn a_subscriber_is_woken_on_each_halving_and_doubling_and_every_second_within_10
     if let (Some(mid), Some(last)) = (from_change.get(from_change.len() / 2), from_change.last()) {
         eprintln!(
             "from the hog's change to its wake-up, {} changes: median {:.1} ms, max {:.1} ms \
-             (the change, then one tick of {} ms at most, then the latency)",
+             (the change, then one tick of {} ms at most, then the latency); {drift} halvings \
+             or doublings from the age's drift",
             from_change.len(),
             ms(*mid),
             ms(*last),
