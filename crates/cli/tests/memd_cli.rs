@@ -147,7 +147,7 @@ fn bad_input_is_a_clear_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
-        err.contains("is not a cgroup v1 memory group: it has no memory.limit_in_bytes"),
+        err.contains("is not a memory cgroup: it has neither v1's memory.limit_in_bytes"),
         "{err}"
     );
 
