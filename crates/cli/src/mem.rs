@@ -2,7 +2,8 @@
 //! scenario on the memory simulator and prints its processes' runtimes and footprints, with
 //! the time series as JSON and plots; `antsched mem status` prints the record `antsched memd`
 //! publishes, `antsched mem run` runs a command in a memory cgroup of its own and `antsched
-//! mem nice` sets a memory nice (all three in `memd.rs`).
+//! mem nice` sets a memory nice (all three in `memd.rs`); `antsched mem watch` follows one
+//! domain's record live (`watch.rs`).
 
 use std::path::{Path, PathBuf};
 
@@ -23,6 +24,9 @@ enum MemCommand {
     Simulate(SimulateArgs),
     /// The severity records `antsched memd` publishes now, one per domain.
     Status(crate::memd::StatusArgs),
+    /// One domain's severity record, live: a line per notification and per interval, a
+    /// plot of S over time on exit.
+    Watch(crate::watch::WatchArgs),
     /// Run a command in a new memory cgroup of its own (root), governed by a running memd.
     Run(crate::memd::RunArgs),
     /// Set the memory nice of a process or of a governed group (asks a running memd).
@@ -48,6 +52,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     match a.command {
         MemCommand::Simulate(a) => simulate(a),
         MemCommand::Status(a) => crate::memd::status(a),
+        MemCommand::Watch(a) => crate::watch::watch(a),
         MemCommand::Run(a) => crate::memd::mem_run(a),
         MemCommand::Nice(a) => crate::memd::nice(a),
     }

@@ -190,7 +190,7 @@ fn table(r: &SeverityRecord) -> String {
 }
 
 /// The name a value has in the JSON (`plenty`, `turnover`), so that both outputs say the same.
-fn json_name<T: serde::Serialize>(v: &T) -> String {
+pub(crate) fn json_name<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_value(v)
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))

@@ -20,7 +20,7 @@ fn register_font() {
     });
 }
 
-const COLORS: [RGBColor; 6] = [
+pub(crate) const COLORS: [RGBColor; 6] = [
     RGBColor(0x4c, 0x72, 0xb0),
     RGBColor(0xdd, 0x84, 0x52),
     RGBColor(0x55, 0xa8, 0x68),

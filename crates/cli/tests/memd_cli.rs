@@ -147,7 +147,7 @@ fn bad_input_is_a_clear_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
-        err.contains("is not a cgroup v1 memory group: it has no memory.limit_in_bytes"),
+        err.contains("is not a memory cgroup: it has neither v1's memory.limit_in_bytes"),
         "{err}"
     );
 
@@ -160,6 +160,166 @@ fn bad_input_is_a_clear_error() {
     assert!(!out.status.success());
     assert!(err.contains("is antsched memd running?"), "{err}");
     assert!(!dir.join("memd.sock").exists());
+
+    let out = bin()
+        .args(["mem", "watch", "--socket"])
+        .arg(dir.join("memd.sock"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("is antsched memd running?"), "{err}");
+    for (flag, value, says) in [
+        (
+            "--interval",
+            "0",
+            "--interval \"0\": the interval must be above zero",
+        ),
+        ("--duration", "soon", "--duration \"soon\""),
+    ] {
+        let out = bin()
+            .args(["mem", "watch", flag, value, "--socket"])
+            .arg(dir.join("memd.sock"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(says), "{err}");
+    }
+    let out = bin()
+        .args(["mem", "watch", "--plot"])
+        .arg(dir.join("missing/watch"))
+        .arg("--socket")
+        .arg(dir.join("memd.sock"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("missing does not exist"),
+        "{err}"
+    );
+}
+
+/// Starts `antsched memd` on `sock` with a tick of `interval` and waits for its socket. Its
+/// state file is beside the socket, so that it never restores a real daemon's limits.
+fn memd(sock: &std::path::Path, interval: &str) -> Daemon {
+    let mut d = Daemon(
+        bin()
+            .args(["memd", "--interval", interval, "--socket"])
+            .arg(sock)
+            .arg("--state")
+            .arg(sock.with_file_name("memd.state"))
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !sock.exists() {
+        assert!(Instant::now() < deadline, "no socket");
+        assert!(d.0.try_wait().unwrap().is_none(), "memd exited");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    d
+}
+
+/// A file that exists and holds more than nothing.
+fn non_empty(path: &std::path::Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.len() > 0)
+}
+
+/// `antsched mem watch` against a running memd: with `--json`, one object a line with the
+/// record's keys and the domain, records in time order; the plot written on exit, at the
+/// end of `--duration` or on SIGTERM; an unknown domain named.
+#[test]
+fn mem_watch_prints_json_lines_and_writes_the_plot() {
+    let dir = scratch("watch");
+    let _cleanup = Cleanup(dir.clone());
+    let sock = dir.join("memd.sock");
+    let _d = memd(&sock, "200ms");
+
+    let stem = dir.join("watch");
+    let out = bin()
+        .args([
+            "mem",
+            "watch",
+            "--duration",
+            "2s",
+            "--interval",
+            "250ms",
+            "--json",
+        ])
+        .arg("--plot")
+        .arg(&stem)
+        .arg("--socket")
+        .arg(&sock)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?}")))
+        .collect();
+    // A line at the start and one every 250 ms for 2 s.
+    assert!(lines.len() >= 5, "{stdout}");
+    for v in &lines {
+        for key in antsched_mem::record::KEYS {
+            assert!(v.get(key).is_some_and(|x| !x.is_null()), "{key}: {v}");
+        }
+        assert_eq!(v["domain"], "machine", "{v}");
+        assert_eq!(v["estimator"], "turnover", "{v}");
+    }
+    let times: Vec<u64> = lines.iter().map(|v| v["time"].as_u64().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    // The daemon's tick is 200 ms: two seconds show several records, not one.
+    assert!(times.first() < times.last(), "{times:?}");
+    for ext in ["png", "svg"] {
+        assert!(non_empty(&stem.with_extension(ext)), "{ext}\n{stderr}");
+    }
+    let png = std::fs::read(stem.with_extension("png")).unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "not a PNG");
+
+    // Without --duration it runs until SIGTERM, then writes the plot and exits 0.
+    let stem = dir.join("until-term");
+    let mut watch = Daemon(
+        bin()
+            .args(["mem", "watch", "--interval", "100ms", "--plot"])
+            .arg(&stem)
+            .arg("--socket")
+            .arg(&sock)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stdout = std::io::BufReader::new(watch.0.stdout.take().unwrap());
+    let mut header = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut header).unwrap();
+    assert!(header.trim_start().starts_with("time_s"), "{header}");
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    assert!(first.contains("turnover"), "{first}");
+    // SAFETY: signalling the child this test started, by its pid.
+    unsafe { libc::kill(watch.0.id() as libc::pid_t, libc::SIGTERM) };
+    let status = watch.0.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(watch.0.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "{status:?}: {err}");
+    assert!(err.contains("signal 15"), "{err}");
+    for ext in ["png", "svg"] {
+        assert!(non_empty(&stem.with_extension(ext)), "{ext}\n{err}");
+    }
+
+    let out = bin()
+        .args(["mem", "watch", "--domain", "/no/such/group", "--socket"])
+        .arg(&sock)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("no domain \"/no/such/group\""),
+        "{err}"
+    );
 }
 
 /// Skips (printing why) unless the CI flag says this machine must run it.

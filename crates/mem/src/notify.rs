@@ -60,12 +60,26 @@ impl Notifier {
     /// A new value of the severity this subscriber sees. Returns the notification to deliver,
     /// if the rule says one is due.
     pub fn observe(&mut self, severity_s: f64, now: Nanos) -> Option<Notification> {
+        self.observe_early(severity_s, now, 0)
+    }
+
+    /// Like [`observe`](Self::observe), but a repeat due within `early` after `now` is
+    /// delivered now. A driver serving many subscribers, each with a repeat of its own phase
+    /// (they subscribed at different moments), passes a small `early` so that it wakes once
+    /// for the repeats due close together rather than once for each; subscribers told
+    /// together share a phase from then on. A repeat is never more than `early` early.
+    pub fn observe_early(
+        &mut self,
+        severity_s: f64,
+        now: Nanos,
+        early: Nanos,
+    ) -> Option<Notification> {
         self.current = severity_s;
         let reason = if severity_s <= self.told / 2.0 {
             Reason::Halved
         } else if severity_s >= self.told * 2.0 {
             Reason::Doubled
-        } else if severity_s < self.s_max && self.repeat_due(now) {
+        } else if severity_s < self.s_max && self.repeat_due(now.saturating_add(early)) {
             Reason::Repeat
         } else {
             return None;
@@ -171,5 +185,21 @@ mod tests {
         );
         assert_eq!(n.poll_timeout(), None);
         assert_eq!(n.observe(3600.0, 9000 * MS), None);
+    }
+
+    /// A repeat due within `early` goes out now, and the next is a second after that, not
+    /// after when it was due; nothing but a repeat is moved.
+    #[test]
+    fn a_repeat_due_within_early_is_delivered_now() {
+        let mut n = Notifier::new(3600.0);
+        n.observe(500.0, 0).unwrap();
+        // Due at 1000 ms: at 940 ms with 50 ms of slack it is not yet.
+        assert_eq!(n.observe_early(500.0, 940 * MS, 50 * MS), None);
+        let r = n.observe_early(500.0, 960 * MS, 50 * MS).unwrap();
+        assert_eq!((r.reason, r.time), (Reason::Repeat, 960 * MS));
+        assert_eq!(n.poll_timeout(), Some(1960 * MS));
+        // At S_max there is no repeat to deliver early.
+        let mut m = Notifier::new(3600.0);
+        assert_eq!(m.observe_early(3600.0, 0, 50 * MS), None);
     }
 }

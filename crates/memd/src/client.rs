@@ -58,7 +58,7 @@ pub enum ClientError {
 /// it closes.
 pub struct Client {
     path: PathBuf,
-    _stream: UnixStream,
+    stream: UnixStream,
     page: PageReader,
     eventfd: OwnedFd,
 }
@@ -287,7 +287,7 @@ fn subscribe(path: &Path, hello: String) -> Result<Client, ClientError> {
     }
     Ok(Client {
         path,
-        _stream: stream,
+        stream,
         page,
         eventfd,
     })
@@ -313,6 +313,15 @@ impl Client {
     /// The page's sequence number: it advances by 2 with every record the daemon publishes.
     pub fn sequence(&self) -> u64 {
         self.page.read().map_or(0, |(_, s)| s)
+    }
+
+    /// The connection to the daemon, to poll beside [`eventfd`](Self::eventfd). After its
+    /// answer to the hello the daemon sends nothing unless it drops the client (it may say
+    /// why in a last line `error: <why>`) or stops: readable or hung up means this client
+    /// will never be signalled again (the daemon stopped, or the domain's group is gone).
+    pub fn socket(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.stream.as_fd()
     }
 
     /// Blocks until the daemon signals this client (S halved or doubled since it was last

@@ -79,6 +79,7 @@ pub enum DiskChoice {
 /// `/proc/diskstats`.
 pub struct ProcSource {
     proc_dir: PathBuf,
+    files: OpenFiles,
     disk: String,
     turnover: Turnover,
     disk_cost: DiskCost,
@@ -90,6 +91,55 @@ fn read(path: &Path) -> Result<String, SourceError> {
         path: path.to_path_buf(),
         source,
     })
+}
+
+/// The kernel files a source reads every tick, each opened once and then read again from
+/// offset 0 (`pread`): the kernel makes a seq_file's text afresh when it is read from the
+/// start. Opening, sizing and closing each file anew costs three system calls more per file
+/// and tick, which with 20 governed groups was most of the daemon's CPU at the 1 s tick
+/// (the `tick_cpu` benchmark). A file that fails to read is closed and opened again next
+/// time (a group removed and made again under the same name is read anew).
+#[derive(Default)]
+struct OpenFiles(Vec<(PathBuf, std::fs::File)>);
+
+impl OpenFiles {
+    fn read(&mut self, path: &Path) -> Result<String, SourceError> {
+        use std::os::unix::fs::FileExt;
+        let err = |source| SourceError::Read {
+            path: path.to_path_buf(),
+            source,
+        };
+        let i = match self.0.iter().position(|(p, _)| p == path) {
+            Some(i) => i,
+            None => {
+                let f = std::fs::File::open(path).map_err(err)?;
+                self.0.push((path.to_path_buf(), f));
+                self.0.len() - 1
+            }
+        };
+        // Larger than any of the files read (memory.stat and vmstat are a few KiB), so that
+        // one read takes all and a second finds the end.
+        let mut chunk = [0u8; 16 << 10];
+        let mut text = Vec::new();
+        let result = loop {
+            match self.0[i].1.read_at(&mut chunk, text.len() as u64) {
+                Ok(0) => break Ok(()),
+                Ok(n) => text.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+        };
+        if let Err(e) = result {
+            self.0.remove(i);
+            return Err(err(e));
+        }
+        String::from_utf8(text).map_err(|_| {
+            err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "not UTF-8 text",
+            ))
+        })
+    }
 }
 
 impl ProcSource {
@@ -120,6 +170,7 @@ impl ProcSource {
         };
         let mut s = Self {
             proc_dir,
+            files: OpenFiles::default(),
             disk,
             turnover: Turnover::new(TurnoverConfig::default()),
             disk_cost: DiskCost::new(),
@@ -162,11 +213,13 @@ fn root_disk(disks: &[DiskStats]) -> Option<String> {
 
 impl ObservationSource for ProcSource {
     fn observe(&mut self, now: Nanos) -> Result<Observation, SourceError> {
-        let meminfo = kernel::parse_meminfo(&read(&self.proc_dir.join("meminfo"))?)?;
-        let vmstat = kernel::parse_vmstat(&read(&self.proc_dir.join("vmstat"))?)?;
-        let disks = kernel::parse_diskstats(&read(&self.proc_dir.join("diskstats"))?)?;
+        let meminfo = kernel::parse_meminfo(&self.files.read(&self.proc_dir.join("meminfo"))?)?;
+        let vmstat = kernel::parse_vmstat(&self.files.read(&self.proc_dir.join("vmstat"))?)?;
+        let disks = kernel::parse_diskstats(&self.files.read(&self.proc_dir.join("diskstats"))?)?;
         // PSI is for the log here; a kernel built without it is not an error.
-        let psi = std::fs::read_to_string(self.proc_dir.join("pressure/memory"))
+        let psi = self
+            .files
+            .read(&self.proc_dir.join("pressure/memory"))
             .ok()
             .map(|t| kernel::parse_pressure(&t))
             .transpose()?;
@@ -291,6 +344,7 @@ pub const MEMCG_V1_ROOT: &str = "/sys/fs/cgroup/memory";
 pub struct CgroupSource {
     dir: PathBuf,
     proc_dir: PathBuf,
+    files: OpenFiles,
     disk: String,
     pressure_file: Option<PathBuf>,
     version: Version,
@@ -369,6 +423,7 @@ impl CgroupSource {
         let mut s = Self {
             dir,
             proc_dir: proc_dir.into(),
+            files: OpenFiles::default(),
             disk: disk.to_string(),
             pressure_file,
             version,
@@ -395,9 +450,9 @@ impl CgroupSource {
         &self.dir
     }
 
-    fn number(&self, file: &str) -> Result<u64, SourceError> {
+    fn number(&mut self, file: &str) -> Result<u64, SourceError> {
         let path = self.dir.join(file);
-        let text = read(&path)?;
+        let text = self.files.read(&path)?;
         text.trim().parse().map_err(|_| {
             SourceError::Other(format!(
                 "{}: expected a whole number, got {:?}",
@@ -410,34 +465,36 @@ impl CgroupSource {
 
 impl ObservationSource for CgroupSource {
     fn observe(&mut self, now: Nanos) -> Result<Observation, SourceError> {
-        let meminfo = kernel::parse_meminfo(&read(&self.proc_dir.join("meminfo"))?)?;
+        let meminfo = kernel::parse_meminfo(&self.files.read(&self.proc_dir.join("meminfo"))?)?;
         let swap = meminfo.swap_total_bytes() > 0;
         let (limit, usage, lru) = match self.version {
             Version::V1 => {
                 let limit = self.number("memory.limit_in_bytes")?;
                 let usage = self.number("memory.usage_in_bytes")?;
                 let failcnt = self.number("memory.failcnt")?;
-                let stat = kernel::parse_memcg_v1_stat(&read(&self.dir.join("memory.stat"))?)?;
+                let stat =
+                    kernel::parse_memcg_v1_stat(&self.files.read(&self.dir.join("memory.stat"))?)?;
                 (limit, usage, self.lru.observe(&stat, failcnt, swap)?)
             }
             Version::V2 => {
                 let path = self.dir.join("memory.max");
-                let limit = kernel::parse_memory_max(&read(&path)?)
+                let limit = kernel::parse_memory_max(&self.files.read(&path)?)
                     .map_err(|e| SourceError::Other(format!("{}: {e}", path.display())))?
                     .unwrap_or(u64::MAX);
                 let usage = self.number("memory.current")?;
-                let stat = kernel::parse_memcg_v2_stat(&read(&self.dir.join("memory.stat"))?)?;
+                let stat =
+                    kernel::parse_memcg_v2_stat(&self.files.read(&self.dir.join("memory.stat"))?)?;
                 (limit, usage, LruSnapshot::from_memcg_v2_stat(&stat, swap)?)
             }
         };
         let psi = match &self.pressure_file {
-            Some(p) => Some(kernel::parse_pressure(&read(p)?)?),
+            Some(p) => Some(kernel::parse_pressure(&self.files.read(p)?)?),
             None => None,
         };
         let total = limit.min(meminfo.total_bytes()?);
         let free = total.saturating_sub(usage);
         let turnover = self.turnover.observe(now, lru);
-        let disks = kernel::parse_diskstats(&read(&self.proc_dir.join("diskstats"))?)?;
+        let disks = kernel::parse_diskstats(&self.files.read(&self.proc_dir.join("diskstats"))?)?;
         let disk = self.disk_cost.observe(now, find_disk(&disks, &self.disk)?);
         self.last = Some((turnover, disk, psi));
         Ok(observation(free, total, &turnover, &disk, now))

@@ -216,6 +216,38 @@ fn a_client_is_woken_under_pressure_and_on_halving() {
     d.stop().unwrap();
 }
 
+/// Repeats due close together go out together: a client that subscribed 20 ms after another
+/// (so with a repeat of its own phase) is told with the other in the next round, and in the
+/// one after, so that the daemon wakes once for both (with 100 subscribers, once a second
+/// instead of a hundred times).
+#[test]
+fn repeats_due_close_together_go_out_together() {
+    let dir = temp_dir("together");
+    let _cleanup = Cleanup(dir.clone());
+    const GIB: u64 = 1 << 30;
+    // No tick during the test: only the repeats wake the loop.
+    let config = Config {
+        interval: Duration::from_secs(60),
+        ..config(&dir)
+    };
+    let d = Running::start(config, Box::new(Fake::new(0, GIB, 400.0)));
+    let a = connect(&d.socket).unwrap();
+    assert_eq!(a.wait(Some(PATIENCE)).unwrap(), 1, "a is told at once");
+    std::thread::sleep(Duration::from_millis(20));
+    let b = connect(&d.socket).unwrap();
+    assert_eq!(b.wait(Some(PATIENCE)).unwrap(), 1, "b is told at once");
+    for round in 1..=2 {
+        assert_eq!(a.wait(Some(PATIENCE)).unwrap(), 1, "a's repeat {round}");
+        // Signalled in the same round as a, microseconds apart; alone, 20 ms later.
+        assert_eq!(
+            b.wait(Some(Duration::from_millis(15))).unwrap(),
+            1,
+            "b's repeat {round} did not come with a's"
+        );
+    }
+    d.stop().unwrap();
+}
+
 /// Clients that send garbage, say nothing, talk after the hello or vanish are dropped one by
 /// one with a reason; a well-behaved client is served all along.
 #[test]
