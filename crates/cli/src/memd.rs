@@ -134,10 +134,18 @@ pub struct StatusArgs {
 /// Every domain's record: the machine's first, then each governed group's.
 pub fn status(a: StatusArgs) -> anyhow::Result<()> {
     let names = antsched_memd::list_domains(&a.socket)?;
+    // The nice each domain is governed with (a daemon too old to say gives none).
+    let nices: std::collections::HashMap<String, f64> = antsched_memd::domain_nices(&a.socket)
+        .map(|v| v.into_iter().collect())
+        .unwrap_or_default();
     let mut records = Vec::new();
     for name in names {
         match antsched_memd::connect_domain(&a.socket, &name) {
-            Ok(c) => records.push((name, c.current())),
+            Ok(c) => {
+                let group = (name != antsched_memd::MACHINE)
+                    .then(|| group_view(&name, nices.get(&name).copied(), &c.current()));
+                records.push((name, c.current(), group));
+            }
             // A group removed between the list and now is not an error of the status.
             Err(antsched_memd::ClientError::Refused { reason, .. })
                 if reason.starts_with("no domain") => {}
@@ -147,23 +155,70 @@ pub fn status(a: StatusArgs) -> anyhow::Result<()> {
     if a.json {
         let array: Vec<serde_json::Value> = records
             .iter()
-            .map(|(name, r)| {
+            .map(|(name, r, group)| {
                 let mut v = serde_json::to_value(r)?;
                 v["domain"] = serde_json::Value::String(name.clone());
+                if let Some(g) = group {
+                    v["nice"] = g.nice.into();
+                    v["weight"] = g.weight.into();
+                    v["class"] = g.class.into();
+                    v["usage_bytes"] = g.usage_bytes.into();
+                    v["weighted_age_s"] = g.weighted_age_s.into();
+                }
                 Ok(v)
             })
             .collect::<Result<_, serde_json::Error>>()?;
         println!("{}", serde_json::to_string_pretty(&array)?);
     } else {
-        for (i, (name, r)) in records.iter().enumerate() {
+        for (i, (name, r, group)) in records.iter().enumerate() {
             if i > 0 {
                 println!();
             }
             println!("domain         {name}");
             print!("{}", table(r));
+            if let Some(g) = group {
+                let usage = g.usage_bytes.map_or("unknown".to_string(), |b| {
+                    format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
+                });
+                println!(
+                    "nice           {} (weight {:.4}, class {}); usage {usage}; weighted age {:.1} s",
+                    g.nice, g.weight, g.class, g.weighted_age_s
+                );
+            }
         }
     }
     Ok(())
+}
+
+/// What `mem status` shows of a governed group beyond its record: its memory nice and weight,
+/// its class, its usage (read from the group's own files) and its candidate age times its
+/// weight, the key the daemon's enforcement reclaims by (the largest first, section 5.1.2).
+struct GroupView {
+    nice: f64,
+    weight: f64,
+    class: &'static str,
+    usage_bytes: Option<u64>,
+    weighted_age_s: f64,
+}
+
+fn group_view(dir: &str, nice: Option<f64>, r: &SeverityRecord) -> GroupView {
+    let nice = antsched_mem::MemNice::new(nice.unwrap_or(0.0).round() as i64).unwrap_or_default();
+    let read = |f: &str| {
+        std::fs::read_to_string(std::path::Path::new(dir).join(f))
+            .ok()
+            .and_then(|t| t.trim().parse::<u64>().ok())
+    };
+    GroupView {
+        nice: nice.nice(),
+        weight: nice.weight(),
+        class: match nice.class() {
+            antsched_mem::PriorityClass::Low => "low",
+            antsched_mem::PriorityClass::Normal => "normal",
+            antsched_mem::PriorityClass::High => "high",
+        },
+        usage_bytes: read("memory.usage_in_bytes").or_else(|| read("memory.current")),
+        weighted_age_s: r.candidate_age_s * nice.weight(),
+    }
 }
 
 fn table(r: &SeverityRecord) -> String {

@@ -100,7 +100,8 @@ fn memd_serves_status_and_stops_on_sigterm() {
     assert!(status.success(), "{status:?}\n{log}");
     assert!(!sock.exists(), "{log}");
     assert!(log.contains("client 1 listed the domains"), "{log}");
-    assert!(log.contains("client 2 subscribed to machine"), "{log}");
+    assert!(log.contains("client 2 listed the domains' nice values"), "{log}");
+    assert!(log.contains("client 3 subscribed to machine"), "{log}");
     assert!(log.contains("stopped; removed"), "{log}");
 }
 
@@ -368,9 +369,11 @@ fn mem_run_runs_a_command_in_a_governed_group_and_removes_it() {
     let script = format!(
         "g=$(grep ':memory:' /proc/self/cgroup | cut -d: -f3); echo \"$g\"; \
          cat /sys/fs/cgroup/memory$g/memory.limit_in_bytes; \
-         for i in $(seq 100); do {bin} mem status --json --socket {sock} | grep -q \"memory$g\\\"\" && echo governed && break; sleep 0.1; done; exit 7",
+         for i in $(seq 100); do {bin} mem status --json --socket {sock} | grep -q \"memory$g\\\"\" && echo governed && break; sleep 0.1; done; \
+         {bin} mem status --json --socket {sock} > {status}; exit 7",
         bin = env!("CARGO_BIN_EXE_antsched"),
-        sock = sock.display()
+        sock = sock.display(),
+        status = dir.join("status.json").display()
     );
     let out = bin()
         .args(["mem", "run", "--limit", "64M", "--nice", "10", "--socket"])
@@ -394,6 +397,27 @@ fn mem_run_runs_a_command_in_a_governed_group_and_removes_it() {
         stderr.contains("memd set nice 10 cgroup /sys/fs/cgroup/memory/antsched/run-"),
         "{stderr}"
     );
+    // The status shows the group with its nice, weight, class, usage and weighted age.
+    let all: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("status.json")).unwrap()).unwrap();
+    let g = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["domain"].as_str().is_some_and(|d| d.ends_with(group)))
+        .unwrap_or_else(|| panic!("the group in {all}"));
+    assert_eq!(g["nice"], 10.0, "{g}");
+    let weight = g["weight"].as_f64().unwrap();
+    assert!((weight - 2f64.powf(7.5)).abs() < 1e-6, "{g}");
+    assert_eq!(g["class"], "normal", "{g}");
+    assert!(g["usage_bytes"].as_u64().is_some_and(|u| u > 0), "{g}");
+    let age = g["candidate_age_s"].as_f64().unwrap();
+    assert!(
+        (g["weighted_age_s"].as_f64().unwrap() - age * weight).abs() < 1e-6 * age * weight,
+        "{g}"
+    );
+    // The machine has none of them.
+    assert!(all[0].get("nice").is_none(), "{all}");
     assert!(
         stderr.contains("removed /sys/fs/cgroup/memory/antsched/run-"),
         "{stderr}"

@@ -424,7 +424,10 @@ const BASE: &[(&str, &str)] = &[
         "stride",
         "Stride: the class with the smallest virtual clock (service time / weight)",
     ),
-    ("yfq", "YFQ (Bruno et al.): weighted fair queueing on sectors / weight, smallest finish tag first"),
+    (
+        "yfq",
+        "YFQ (Bruno et al.): weighted fair queueing on sectors / weight, smallest finish tag first",
+    ),
     (
         "lottery",
         "Lottery: a seeded draw weighted by the classes' weights",

@@ -110,6 +110,34 @@ pub fn list_domains(path: impl AsRef<Path>) -> Result<Vec<String>, ClientError> 
     Ok(names)
 }
 
+/// Every domain's memory nice as the daemon holds it (0 for the machine and for a group whose
+/// nice was never set), by domain name.
+pub fn domain_nices(path: impl AsRef<Path>) -> Result<Vec<(String, f64)>, ClientError> {
+    let path = path.as_ref();
+    let reply = request(path, &format!("{} nices\n", HELLO.trim_end()))?;
+    let bad = || ClientError::Protocol {
+        path: path.to_path_buf(),
+        reply: reply.clone(),
+    };
+    let mut lines = reply.lines();
+    let n: usize = lines
+        .next()
+        .and_then(|l| l.strip_prefix("ok "))
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(bad)?;
+    let out = lines
+        .map(|l| {
+            let (nice, name) = l.split_once('\t')?;
+            Some((name.to_string(), nice.parse().ok()?))
+        })
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(bad)?;
+    if out.len() != n {
+        return Err(bad());
+    }
+    Ok(out)
+}
+
 /// Asks the daemon to govern the memory cgroup at `cgroup` (which must lie under the parent
 /// it governs groups in on request). Returns the domain's name.
 pub fn govern(path: impl AsRef<Path>, cgroup: &Path) -> Result<String, ClientError> {

@@ -855,6 +855,20 @@ impl Daemon {
                 say(&self.clients[i].stream, &reply);
                 Ok(Served::Done("listed the domains".into()))
             }
+            Request::Nices => {
+                // Each governed group's nice (0 where none was set), for `mem status`.
+                let mut reply = format!("ok {}\n", self.domains.len());
+                for d in &self.domains {
+                    let nice = self
+                        .nices
+                        .group_nices()
+                        .find(|(p, _)| *p == Path::new(&d.name))
+                        .map_or(0.0, |(_, n)| n.nice());
+                    reply.push_str(&format!("{nice}\t{}\n", d.name));
+                }
+                say(&self.clients[i].stream, &reply);
+                Ok(Served::Done("listed the domains' nice values".into()))
+            }
             Request::Sigmem(arg) => {
                 let reply = self.register_sigmem(i, &arg);
                 match reply {
@@ -1002,6 +1016,9 @@ enum Request {
     Subscribe(Option<String>),
     /// `antsched-memd 1 list`: the names of the domains, one a line after `ok N`.
     List,
+    /// `antsched-memd 1 nices`: each domain's memory nice and name (`N\tNAME`), one a line
+    /// after `ok N`.
+    Nices,
     /// `antsched-memd 1 govern PATH`: observe the cgroup at PATH as a domain.
     Govern(String),
     /// `antsched-memd 1 sigmem PID SIGNO [DOMAIN]`: SIGMEM to PID (`crate::sigmem`).
@@ -1042,6 +1059,7 @@ fn parse_request(buf: &[u8], end: usize) -> Result<Request, String> {
     match verb {
         "domain" => Ok(Request::Subscribe(Some(need_arg("a domain name")?))),
         "list" if arg.is_empty() => Ok(Request::List),
+        "nices" if arg.is_empty() => Ok(Request::Nices),
         "govern" => Ok(Request::Govern(need_arg("a cgroup path")?)),
         "sigmem" => Ok(Request::Sigmem(need_arg("PID SIGNO [DOMAIN]")?)),
         "nice" => parse_nice(arg),

@@ -124,6 +124,11 @@ impl Nices {
         }
     }
 
+    /// Every group's nice that was set, by canonical path.
+    pub fn group_nices(&self) -> impl Iterator<Item = (&Path, MemNice)> {
+        self.groups.iter().map(|(p, n)| (p.as_path(), *n))
+    }
+
     /// The nice of the subscriber `who` in the group `group`. A nice set for its PID counts
     /// only if it was set for this process (the same start time), not for an earlier one
     /// that had the PID.
