@@ -100,7 +100,10 @@ fn memd_serves_status_and_stops_on_sigterm() {
     assert!(status.success(), "{status:?}\n{log}");
     assert!(!sock.exists(), "{log}");
     assert!(log.contains("client 1 listed the domains"), "{log}");
-    assert!(log.contains("client 2 listed the domains' nice values"), "{log}");
+    assert!(
+        log.contains("client 2 listed the domains' nice values"),
+        "{log}"
+    );
     assert!(log.contains("client 3 subscribed to machine"), "{log}");
     assert!(log.contains("stopped; removed"), "{log}");
 }

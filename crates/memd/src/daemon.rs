@@ -242,7 +242,7 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 /// daemon 100 times a second, each time polling every descriptor, which was most of its CPU
 /// (the `tick_cpu` benchmark). Sent together once, they keep one phase from then on. 50 ms
 /// is well within what the 1 s repeat promises (the cgroup test allows 1 s ± 150 ms).
-const REPEAT_SLACK_NS: u64 = 50_000_000;
+pub(crate) const REPEAT_SLACK_NS: u64 = 50_000_000;
 
 impl Daemon {
     /// Takes a first observation, publishes it, and binds the socket: once this returns, a

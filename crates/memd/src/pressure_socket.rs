@@ -193,7 +193,10 @@ impl Server {
             let Some(s) = severity_of(c.domain) else {
                 continue;
             };
-            if let Some(n) = c.notifier.observe(s, now) {
+            if let Some(n) = c
+                .notifier
+                .observe_early(s, now, crate::daemon::REPEAT_SLACK_NS)
+            {
                 if is_event(n.reason, s, s_max) {
                     // Non-blocking: a program that does not read has one event pending
                     // already (a full buffer loses nothing it would act on).

@@ -235,7 +235,10 @@ impl Registry {
             // A look at the state first: Notifier::observe advances it, which must only
             // happen when the signal is sent.
             let mut probe = e.notifier.clone();
-            if probe.observe(s, now).is_none() {
+            if probe
+                .observe_early(s, now, crate::daemon::REPEAT_SLACK_NS)
+                .is_none()
+            {
                 continue;
             }
             match catches(e.pid, e.signo) {
