@@ -82,7 +82,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let disk = a.disk.map_or(DiskChoice::Root, DiskChoice::Named);
     let source = ProcSource::new("/proc", disk)?;
     let disk = source.disk().to_string();
-    eprintln!("antsched memd: the machine domain from /proc, paging cost from disk {disk}");
+    eprintln!(
+        "antsched memd: the machine domain from /proc, candidate age by {}, paging cost from disk {disk}",
+        json_name(&source.estimator())
+    );
     // Every group is checked before anything is served: a wrong path is the user's to fix.
     let mut groups = Vec::new();
     for path in &a.cgroup {

@@ -19,6 +19,7 @@ pub enum Source {
     Diskstats,
     MemcgStat,
     MemoryMax,
+    LruGen,
 }
 
 impl std::fmt::Display for Source {
@@ -30,6 +31,7 @@ impl std::fmt::Display for Source {
             Source::Diskstats => "/proc/diskstats",
             Source::MemcgStat => "memory.stat",
             Source::MemoryMax => "memory.max",
+            Source::LruGen => "/sys/kernel/debug/lru_gen",
         })
     }
 }

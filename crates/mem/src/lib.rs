@@ -39,6 +39,7 @@ pub mod cost;
 pub mod enforce;
 pub mod estimate;
 pub mod kernel;
+pub mod mglru;
 pub mod nice;
 pub mod notify;
 pub mod paper;

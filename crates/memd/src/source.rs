@@ -80,6 +80,8 @@ pub enum DiskChoice {
 pub struct ProcSource {
     proc_dir: PathBuf,
     files: OpenFiles,
+    /// The kernel's MGLRU generations, where it has them: then the candidate age is theirs.
+    mglru: Option<Mglru>,
     disk: String,
     turnover: Turnover,
     disk_cost: DiskCost,
@@ -168,9 +170,15 @@ impl ProcSource {
                 )
             })?,
         };
+        // MGLRU is the real kernel's: only a source on the real /proc looks for it.
+        let mglru = (proc_dir == Path::new("/proc"))
+            .then(Mglru::file_on_this_machine)
+            .flatten()
+            .map(|file| Mglru::new(file, "/".into()));
         let mut s = Self {
             proc_dir,
             files: OpenFiles::default(),
+            mglru,
             disk,
             turnover: Turnover::new(TurnoverConfig::default()),
             disk_cost: DiskCost::new(),
@@ -211,6 +219,25 @@ fn root_disk(disks: &[DiskStats]) -> Option<String> {
         .map(|d| d.name.clone())
 }
 
+impl ProcSource {
+    /// Takes the candidate age from the MGLRU generations in `file` (the format of
+    /// `/sys/kernel/debug/lru_gen`), the whole machine's, instead of the turnover estimate.
+    pub fn with_mglru(mut self, file: impl Into<PathBuf>) -> Self {
+        self.mglru = Some(Mglru::new(file.into(), "/".into()));
+        self
+    }
+
+    /// How the candidate age is obtained: MGLRU's generations where the kernel has them,
+    /// else the turnover estimate.
+    pub fn estimator(&self) -> antsched_mem::record::Estimator {
+        if self.mglru.is_some() {
+            antsched_mem::record::Estimator::Mglru
+        } else {
+            antsched_mem::record::Estimator::Turnover
+        }
+    }
+}
+
 impl ObservationSource for ProcSource {
     fn observe(&mut self, now: Nanos) -> Result<Observation, SourceError> {
         let meminfo = kernel::parse_meminfo(&self.files.read(&self.proc_dir.join("meminfo"))?)?;
@@ -230,7 +257,11 @@ impl ObservationSource for ProcSource {
         let turnover = self.turnover.observe(now, lru);
         let disk = self.disk_cost.observe(now, find_disk(&disks, &self.disk)?);
         self.last = Some((turnover, disk, psi));
-        Ok(observation(free, total, &turnover, &disk, now))
+        let mut obs = observation(free, total, &turnover, &disk, now);
+        if let Some(m) = &mut self.mglru {
+            m.apply(&mut obs, swap)?;
+        }
+        Ok(obs)
     }
 
     fn describe(&self) -> String {
@@ -323,6 +354,39 @@ fn describe(t: &TurnoverEstimate, d: &DiskEstimate, psi: Option<Pressure>, disk:
     )
 }
 
+/// The candidate age from the kernel's multi-gen LRU ([`antsched_mem::mglru`]), for kernels
+/// that have it enabled: the age of the oldest generation with pages reclaim can take, which
+/// the kernel measures, in place of the turnover estimate (which stays in the log). The record
+/// says which (`estimator`): never a mix.
+struct Mglru {
+    file: PathBuf,
+    /// The domain's memcg path (`/` for the machine).
+    memcg: String,
+}
+
+impl Mglru {
+    fn new(file: PathBuf, memcg: String) -> Self {
+        Self { file, memcg }
+    }
+
+    /// `/sys/kernel/debug/lru_gen` where MGLRU is enabled (`/sys/kernel/mm/lru_gen/enabled`
+    /// holds a non-zero mask) and the file can be read (debugfs mounted, root); else None.
+    fn file_on_this_machine() -> Option<PathBuf> {
+        let enabled = std::fs::read_to_string("/sys/kernel/mm/lru_gen/enabled").ok()?;
+        let mask = u64::from_str_radix(enabled.trim().trim_start_matches("0x"), 16).ok()?;
+        let file = PathBuf::from("/sys/kernel/debug/lru_gen");
+        (mask != 0 && std::fs::File::open(&file).is_ok()).then_some(file)
+    }
+
+    fn apply(&mut self, obs: &mut Observation, swap: bool) -> Result<(), SourceError> {
+        let gens = antsched_mem::mglru::parse_lru_gen(&read(&self.file)?)?;
+        obs.candidate_age_s =
+            antsched_mem::mglru::candidate_age_s(&gens, &self.memcg, swap).unwrap_or(f64::INFINITY);
+        obs.estimator = antsched_mem::record::Estimator::Mglru;
+        Ok(())
+    }
+}
+
 /// Where cgroup v1's memory controller is mounted on systems that mount it in the usual place.
 pub const MEMCG_V1_ROOT: &str = "/sys/fs/cgroup/memory";
 
@@ -348,6 +412,8 @@ pub struct CgroupSource {
     disk: String,
     pressure_file: Option<PathBuf>,
     version: Version,
+    /// The kernel's MGLRU generations, where it has them: then the candidate age is theirs.
+    mglru: Option<Mglru>,
     lru: MemcgV1Lru,
     turnover: Turnover,
     disk_cost: DiskCost,
@@ -388,7 +454,30 @@ impl CgroupSource {
             Some(Version::V2) => Some(dir.join("memory.pressure")).filter(|p| p.is_file()),
             _ => crate::cgroup::pressure_twin(dir),
         };
-        Self::new(dir, "/proc", disk, pressure)
+        let mut s = Self::new(dir, "/proc", disk, pressure)?;
+        if let (Some(file), Some(memcg)) = (Mglru::file_on_this_machine(), s.memcg_path()) {
+            s.mglru = Some(Mglru::new(file, memcg));
+        }
+        Ok(s)
+    }
+
+    /// Takes the candidate age from the MGLRU generations in `file` (the format of
+    /// `/sys/kernel/debug/lru_gen`) of the memcg at `memcg` and its subtree, instead of the
+    /// turnover estimate.
+    pub fn with_mglru(mut self, file: impl Into<PathBuf>, memcg: impl Into<String>) -> Self {
+        self.mglru = Some(Mglru::new(file.into(), memcg.into()));
+        self
+    }
+
+    /// The group's path as the kernel names its memcg (`/antsched/run-42`): its directory
+    /// below the hierarchy's mount.
+    fn memcg_path(&self) -> Option<String> {
+        let root = match self.version {
+            Version::V1 => Path::new(MEMCG_V1_ROOT),
+            Version::V2 => Path::new("/sys/fs/cgroup"),
+        };
+        let rel = self.dir.strip_prefix(root).ok()?;
+        Some(format!("/{}", rel.display()))
     }
 
     /// A [`Governor`] that builds [`on_this_machine`](Self::on_this_machine) sources, paging
@@ -427,6 +516,7 @@ impl CgroupSource {
             disk: disk.to_string(),
             pressure_file,
             version,
+            mglru: None,
             lru: MemcgV1Lru::new(),
             turnover: Turnover::new(TurnoverConfig::default()),
             disk_cost: DiskCost::new(),
@@ -497,7 +587,11 @@ impl ObservationSource for CgroupSource {
         let disks = kernel::parse_diskstats(&self.files.read(&self.proc_dir.join("diskstats"))?)?;
         let disk = self.disk_cost.observe(now, find_disk(&disks, &self.disk)?);
         self.last = Some((turnover, disk, psi));
-        Ok(observation(free, total, &turnover, &disk, now))
+        let mut obs = observation(free, total, &turnover, &disk, now);
+        if let Some(m) = &mut self.mglru {
+            m.apply(&mut obs, swap)?;
+        }
+        Ok(obs)
     }
 
     fn describe(&self) -> String {
@@ -542,6 +636,7 @@ mod tests {
             fixture("linux-6.18/diskstats.0"),
         )
         .unwrap();
+        std::fs::write(proc_dir.join("vmstat"), fixture("linux-6.18/vmstat.0")).unwrap();
         std::fs::write(group.join("memory.max"), format!("{max}\n")).unwrap();
         std::fs::write(group.join("memory.current"), format!("{current}\n")).unwrap();
         std::fs::write(group.join("memory.stat"), fixture("memcg-v2-memory.stat")).unwrap();
@@ -606,5 +701,33 @@ mod tests {
         );
         let _ = std::fs::remove_dir_all(proc_dir.parent().unwrap());
         let _ = std::fs::remove_dir_all(first);
+    }
+
+    /// Where the kernel has MGLRU, a domain's candidate age is the age of its oldest
+    /// generation with file pages, and the record says `mglru`: no mix with the turnover
+    /// estimate. A group sees its own subtree; the machine every memcg.
+    #[test]
+    fn with_mglru_the_candidate_age_is_the_oldest_generations() {
+        let mib = 1u64 << 20;
+        let (proc_dir, group) = v2_group("mglru", &(256 * mib).to_string(), 240 * mib);
+        let lru_gen = format!("{FIXTURES}/lru_gen");
+        let mut s = CgroupSource::new(&group, &proc_dir, "loop0", None)
+            .unwrap()
+            .with_mglru(&lru_gen, "/antsched/run-42");
+        let o = s.observe(1).unwrap();
+        assert_eq!(o.candidate_age_s, 31.5);
+        assert_eq!(o.estimator, antsched_mem::record::Estimator::Mglru);
+        let mut m = ProcSource::new(&proc_dir, DiskChoice::Named("loop0".into()))
+            .unwrap()
+            .with_mglru(&lru_gen);
+        assert_eq!(m.estimator(), antsched_mem::record::Estimator::Mglru);
+        let o = m.observe(1).unwrap();
+        assert_eq!(o.candidate_age_s, 212.0);
+        // A group with no evictable generation: infinitely old, S_max.
+        let mut s = CgroupSource::new(&group, &proc_dir, "loop0", None)
+            .unwrap()
+            .with_mglru(&lru_gen, "/none");
+        assert!(s.observe(2).unwrap().candidate_age_s.is_infinite());
+        let _ = std::fs::remove_dir_all(proc_dir.parent().unwrap());
     }
 }
