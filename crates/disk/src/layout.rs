@@ -38,6 +38,20 @@ pub enum Sparing {
     PerZone,
     /// Spares at the end of the disk: slips shift every later block of the zone (scheme 7).
     AtEnd,
+    /// `spares` sectors at the end of every cylinder (DiskSim scheme 2). It maps like
+    /// `PerRange { cyls: 1 }` (scheme 8 with ranges of one cylinder), but DiskSim's
+    /// `g1_map_pbn_skew` also turns every later track of the zone one sector further per slip
+    /// on an earlier cylinder: a drive that slips a sector within its cylinder formats the
+    /// following tracks one sector later, so that the skew still hides the head switch.
+    PerCylinder,
+    /// `spares` sectors at the end of every track (scheme 3); slips are absorbed within their
+    /// track and, as with [`Sparing::PerCylinder`], turn every later track one sector further.
+    PerTrack,
+    /// `spares` whole *tracks* at the end of each zone (scheme 1). The slip list then names
+    /// whole tracks (counted from the zone's first track) that the drive skipped at format time:
+    /// drives of the early 1990s replaced a track with a defect by a spare track rather than
+    /// slipping single sectors.
+    Tracks,
 }
 
 /// In which order the surfaces of a cylinder are filled.
@@ -164,25 +178,44 @@ impl Layout {
                 Sparing::PerRange { cyls } => z.spares * (z.cyls() / cyls as u64),
                 Sparing::PerZone => z.spares,
                 Sparing::AtEnd => z.slips.len() as u64,
+                Sparing::PerCylinder => z.spares * z.cyls(),
+                Sparing::PerTrack => z.spares * z.cyls() * surfaces as u64,
+                Sparing::Tracks => z.spares * z.spt as u64,
             };
             if z.slips.windows(2).any(|w| w[0] >= w[1]) {
                 return Err(LayoutError(format!("zone {i}: slips must be ascending")));
             }
+            // Under track sparing a slip is a track number, elsewhere a sector number.
+            let slip_units = match sparing {
+                Sparing::Tracks => z.cyls() * surfaces as u64,
+                _ => phys,
+            };
             if let Some(&s) = z.slips.last() {
-                if s >= phys {
+                if s >= slip_units {
                     return Err(LayoutError(format!(
-                        "zone {i}: slip {s} lies beyond the zone's {phys} physical sectors"
+                        "zone {i}: slip {s} lies beyond the zone's {slip_units} physical {}",
+                        if sparing == Sparing::Tracks {
+                            "tracks"
+                        } else {
+                            "sectors"
+                        }
                     )));
                 }
             }
             let lbns = phys.checked_sub(z.dead_space + lost).ok_or_else(|| {
                 LayoutError(format!("zone {i}: spares and dead space exceed the zone"))
             })?;
-            if let Sparing::PerRange { cyls } = sparing {
-                let per_range = cyls as u64 * surfaces as u64 * z.spt as u64;
-                if z.spares >= per_range {
+            let per_region = match sparing {
+                Sparing::PerRange { cyls } => Some(cyls as u64 * surfaces as u64 * z.spt as u64),
+                Sparing::PerCylinder => Some(surfaces as u64 * z.spt as u64),
+                Sparing::PerTrack => Some(z.spt as u64),
+                _ => None,
+            };
+            if let Some(per_region) = per_region {
+                if z.spares >= per_region {
                     return Err(LayoutError(format!(
-                        "zone {i}: more spares than sectors per range"
+                        "zone {i}: {} spares, not fewer than the {per_region} sectors of a sparing region",
+                        z.spares
                     )));
                 }
             }
@@ -238,7 +271,10 @@ impl Layout {
         match self.sparing {
             Sparing::PerRange { cyls } => (cyls as u64 * cyl_sz, z.spares),
             Sparing::PerZone => (z.cyls() * cyl_sz, z.spares),
-            Sparing::None | Sparing::AtEnd => (z.cyls() * cyl_sz, 0),
+            Sparing::PerCylinder => (cyl_sz, z.spares),
+            Sparing::PerTrack => (z.spt as u64, z.spares),
+            // Spare tracks lie past the zone's last LBN, so no region boundary falls inside.
+            Sparing::None | Sparing::AtEnd | Sparing::Tracks => (z.cyls() * cyl_sz, 0),
         }
     }
 
@@ -248,6 +284,20 @@ impl Layout {
     fn phys_in_zone(&self, zi: usize, lbn: u64) -> u64 {
         let z = &self.zones[zi];
         let o = lbn - z.first_lbn + z.dead_space;
+        if self.sparing == Sparing::Tracks {
+            // Whole tracks are slipped: the block keeps its sector and moves one track further
+            // per skipped track at or before its own (DiskSim's ltop for track sparing).
+            let spt = z.spt as u64;
+            let mut track = o / spt;
+            for &sl in &z.slips {
+                if sl <= track {
+                    track += 1;
+                } else {
+                    break;
+                }
+            }
+            return track * spt + o % spt;
+        }
         let (p, s) = self.region(z);
         let per = p - s;
         let r = o / per;
@@ -319,8 +369,10 @@ impl Layout {
         // The run ends at the track end, the next slip, the region's unused spares, or the
         // zone's last LBN.
         let mut run_end = track_end;
-        if let Some(&sl) = z.slips.iter().find(|&&s| s > phys) {
-            run_end = run_end.min(sl);
+        if self.sparing != Sparing::Tracks {
+            if let Some(&sl) = z.slips.iter().find(|&&s| s > phys) {
+                run_end = run_end.min(sl);
+            }
         }
         // LBNs left in the sparing region: past them the next LBN lies after the region's
         // spare sectors, not in the next physical sector.
@@ -347,9 +399,22 @@ impl Layout {
         let track = self.head_of_track(z, cyl, head) as u64;
         let switches = track + (self.surfaces as u64 - 1) * rel_cyl;
         let spt = z.spt as u64;
+        // Under per-cylinder and per-track sparing, each slip on an earlier cylinder (or, per
+        // track, an earlier track) of the zone turns this track one sector further, as
+        // DiskSim's `g1_map_pbn_skew` assumes (see [`Sparing::PerCylinder`]).
+        let slip_turns = match self.sparing {
+            Sparing::PerCylinder => z
+                .slips
+                .partition_point(|&s| s < rel_cyl * self.surfaces as u64 * spt),
+            Sparing::PerTrack => z
+                .slips
+                .partition_point(|&s| s < (rel_cyl * self.surfaces as u64 + track) * spt),
+            _ => 0,
+        } as u64;
         ((z.first_offset as u64
             + switches * z.track_skew as u64
             + rel_cyl * z.cyl_skew as u64
+            + slip_turns
             + sector as u64)
             % spt) as u32
     }

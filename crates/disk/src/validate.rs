@@ -196,6 +196,13 @@ pub fn disksim_reference_demerit(name: &str) -> Option<f64> {
         "atlas10k" => Some(0.268),
         "barracuda" => Some(0.348),
         "ibm18es" => Some(0.136),
+        "atlas_III" => Some(0.378),
+        "hp_c2247a" => Some(0.090),
+        "hp_c3323a" => Some(0.305),
+        "hp_c2490a" => Some(0.254),
+        "dec_rz26" => Some(0.340),
+        // DiskSim's `runvalid` leaves the ST41601N out, and DiskSim 4.0 does not finish it.
+        "st41601n" => None,
         _ => None,
     }
 }

@@ -187,7 +187,7 @@ fn unsupported_values_are_refused_with_the_supported_ones() {
         (
             "cheetah4LP.model",
             "Sparing scheme used = 8",
-            "Sparing scheme used = 3",
+            "Sparing scheme used = 4",
             "per cylinder range",
         ),
         (

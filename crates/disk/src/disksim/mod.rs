@@ -994,7 +994,9 @@ fn build_model(m: &Block) -> Result<(Layout, Mech), DiskSimError> {
     let range = int(lay, "Rangesize for sparing", 1, i64::from(u32::MAX))? as u32;
     let sparing = match scheme {
         0 => Sparing::None,
-        2 => Sparing::PerRange { cyls: 1 },
+        1 => Sparing::Tracks,
+        2 => Sparing::PerCylinder,
+        3 => Sparing::PerTrack,
         7 => Sparing::AtEnd,
         8 => Sparing::PerRange { cyls: range },
         9 => Sparing::PerZone,
@@ -1002,7 +1004,7 @@ fn build_model(m: &Block) -> Result<(Layout, Mech), DiskSimError> {
             return Err(DiskSimError::unsupported(
                 scheme_p,
                 v,
-                "0 (none), 2 (per cylinder), 7 (at the end of the disk), 8 (per cylinder range), 9 (per zone)",
+                "0 (none), 1 (spare tracks per zone), 2 (per cylinder), 3 (per track), 7 (at the end of the disk), 8 (per cylinder range), 9 (per zone)",
                 "that sparing scheme's LBN mapping is not implemented",
             ))
         }
@@ -1076,11 +1078,18 @@ fn build_model(m: &Block) -> Result<(Layout, Mech), DiskSimError> {
         }
         let slips_p = get(z, "slips")?;
         zone.slips = int_list(slips_p)?;
-        if zone.slips.windows(2).any(|w| w[0] >= w[1]) {
+        // A slip list names the sectors (or tracks) the drive skipped at format time: a set,
+        // whose order means nothing. Extraction tools print them in the order they found them
+        // (Atlas III's list has runs found by a later pass appended at its end); DiskSim's
+        // mapping loops count each slip at or before the block as they meet it, which places
+        // the blocks where the drive has them only when the list is ascending. So the list is
+        // sorted here. A sector listed twice would be skipped twice, which no drive does.
+        zone.slips.sort_unstable();
+        if let Some(w) = zone.slips.windows(2).find(|w| w[0] == w[1]) {
             return Err(DiskSimError::bad(
                 slips_p,
-                "an unsorted list",
-                "ascending sector numbers",
+                format!("sector {} listed twice", w[0]),
+                "each slipped sector once",
             ));
         }
         if scheme == 7 && zone.spares != 0 {
