@@ -158,6 +158,11 @@ pub struct CacheParams {
     /// transfer of a read miss.
     pub read_water: f64,
     pub water_by_request: bool,
+    /// A read served whole from the cache while the mechanism is idle starts the read-ahead
+    /// from the end of its segment (DiskSim's `Read-ahead on idle hit`), as if it had missed.
+    /// Without it a hit leaves the arm idle, and a stream that keeps hitting a segment the
+    /// read-ahead had finished filling misses when it runs past the end.
+    pub read_ahead_on_idle_hit: bool,
 }
 
 impl CacheParams {
@@ -185,6 +190,7 @@ impl CacheParams {
             partial_hits: false,
             read_water: 0.0,
             water_by_request: true,
+            read_ahead_on_idle_hit: false,
         }
     }
 }
@@ -941,6 +947,9 @@ impl HddModel {
                     self.st.tick += 1;
                     self.segs[si].lru = self.st.tick;
                     self.consume(si, end);
+                    if cache.read_ahead_on_idle_hit && pf_state.is_none_or(|(_, s)| !s.4) {
+                        self.read_ahead_after_hit(si, lbn, end, t + ovh);
+                    }
                     return (
                         done,
                         ServiceBreakdown {
@@ -1059,6 +1068,32 @@ impl HddModel {
                 cache_hit: false,
             },
         )
+    }
+
+    /// A full read hit found the mechanism idle (no read-ahead running) and the drive reads
+    /// ahead on such hits: the read-ahead this request would have earned on a miss goes on
+    /// from where the segment's data ends, with the arm from where it rests. DiskSim starts
+    /// it when the hit is handled (`disk_check_hda` seeks for a read whose segment ends short
+    /// of its read-ahead limit); it then runs in the background, so the hit itself costs only
+    /// the bus, and a later request finds more of the stream cached or rides on it.
+    fn read_ahead_after_hit(&mut self, si: usize, lbn: u64, end: u64, t: f64) {
+        // A read-ahead that finished by itself leaves its data in its segment.
+        self.abort_prefetch(t);
+        let seg = self.segs[si];
+        if !seg.valid || seg.write {
+            return;
+        }
+        let limit = self.prefetch_limit(lbn, end, seg.start);
+        if limit > seg.end {
+            self.st.prefetch = Some(Prefetch {
+                seg: si,
+                from: seg.end,
+                limit,
+                cyl: self.st.cyl,
+                head: self.st.head,
+                t: t.max(self.st.mech_free),
+            });
+        }
     }
 
     /// Serves a read from the prefetch that is streaming into (or right up to) it: cached

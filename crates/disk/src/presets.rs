@@ -207,6 +207,7 @@ fn modern_cache(segments: u32, segment_sectors: u32) -> CacheParams {
         partial_hits: true,
         read_water: 0.0,
         water_by_request: true,
+        read_ahead_on_idle_hit: false,
     }
 }
 

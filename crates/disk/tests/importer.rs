@@ -192,9 +192,9 @@ fn unsupported_values_are_refused_with_the_supported_ones() {
         ),
         (
             "cheetah4LP.diskspecs",
-            "Read-ahead on idle hit = 0",
-            "Read-ahead on idle hit = 1",
-            "supported: 0",
+            "Immediate buffer read = 0",
+            "Immediate buffer read = 2",
+            "supported: 0 or 1",
         ),
         (
             "cheetah4LP.diskspecs",

@@ -881,14 +881,6 @@ fn build_disk(d: &Block, path_bus: f64) -> Result<HddModel, DiskSimError> {
         0 => KeepRequest::Keep,
         _ => KeepRequest::Overwrite,
     };
-    if flag(d, "Read-ahead on idle hit")? {
-        return Err(DiskSimError::unsupported(
-            get(d, "Read-ahead on idle hit")?,
-            1,
-            "0",
-            "starting a read-ahead after a full cache hit is not modelled",
-        ));
-    }
     let fast = int(d, "Fast write level", 0, 2)?;
     let immed_read = int(d, "Immediate buffer read", 0, 2)?;
     let immed_write = int(d, "Immediate buffer write", 0, 2)?;
@@ -949,6 +941,7 @@ fn build_disk(d: &Block, path_bus: f64) -> Result<HddModel, DiskSimError> {
         stop_prefetch_in_sector: flag(d, "Stop prefetch in sector")?,
         read_water: water,
         water_by_request: flag(d, "Set watermark by reqsize")?,
+        read_ahead_on_idle_hit: flag(d, "Read-ahead on idle hit")?,
     };
     let blk = time_ms(d, "Bulk sector transfer time")?;
     let (layout, mech) = build_model(model)?;
