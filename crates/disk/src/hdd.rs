@@ -507,8 +507,13 @@ impl HddModel {
             s = hs;
         }
 
+        // The settle is what a write's positioning takes beyond a read's. DIXtrac measures it
+        // as a difference of two timings, and on some drives the difference is negative (the
+        // DEC RZ26's -0.48 ms, the HP C2490A's -0.64 ms: these drives start writing as soon as
+        // the head is near the track, and verify reads settle longer), so it may shorten the
+        // seek; but no positioning takes less than no time.
         if write && s > 0.0 {
-            s += p.write_settle_ms;
+            s = (s + p.write_settle_ms).max(0.0);
         }
         s
     }

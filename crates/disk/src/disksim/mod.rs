@@ -601,6 +601,21 @@ fn time_ms(b: &Block, key: &str) -> Result<f64, DiskSimError> {
     Ok(v)
 }
 
+/// A write settling delay in milliseconds, from -[`MAX_TIME_MS`] to [`MAX_TIME_MS`]: unlike
+/// the other times it may be negative (see `HddModel::seek_ms`); DiskSim accepts any value.
+fn settle_ms(b: &Block, key: &str) -> Result<f64, DiskSimError> {
+    let p = get(b, key)?;
+    let v = num_of(p)?;
+    if !(-MAX_TIME_MS..=MAX_TIME_MS).contains(&v) {
+        return Err(DiskSimError::bad(
+            p,
+            v,
+            format!("a time in milliseconds from -{MAX_TIME_MS} to {MAX_TIME_MS}"),
+        ));
+    }
+    Ok(v)
+}
+
 /// An integer in `lo..=hi`.
 fn int(b: &Block, key: &str, lo: i64, hi: i64) -> Result<i64, DiskSimError> {
     let p = get(b, key)?;
@@ -1177,7 +1192,7 @@ fn build_model(m: &Block) -> Result<(Layout, Mech), DiskSimError> {
             rpm,
             seek,
             head_switch: time_ms(mech, "Head switch time")?,
-            settle: time_ms(mech, "Add. write settling delay")?,
+            settle: settle_ms(mech, "Add. write settling delay")?,
         },
     ))
 }
