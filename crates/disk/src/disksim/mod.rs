@@ -874,15 +874,10 @@ fn build_disk(d: &Block, path_bus: f64) -> Result<HddModel, DiskSimError> {
         0,
         nsegs.max(1) as i64,
     )? as u32;
+    // DiskSim's loader accepts 0 to 2, but its disk and cache code only ever ask whether the
+    // value is non-zero: 2 (the HP C2490A's file) caches exactly as 1 does. A third mode was
+    // planned and never written; reading it as "on" is what DiskSim validated that drive with.
     let enable = int(d, "Enable caching in buffer", 0, 2)?;
-    if enable == 2 {
-        return Err(DiskSimError::unsupported(
-            get(d, "Enable caching in buffer")?,
-            2,
-            "0 or 1",
-            "mode 2 is not modelled",
-        ));
-    }
     let contread = int(d, "Buffer continuous read", 0, 4)?;
     let read_ahead = match contread {
         0 => ReadAhead::Off,
@@ -931,7 +926,7 @@ fn build_disk(d: &Block, path_bus: f64) -> Result<HddModel, DiskSimError> {
         ));
     }
     let cache = CacheParams {
-        enabled: enable == 1 && nsegs > 0,
+        enabled: enable != 0 && nsegs > 0,
         segments: nsegs,
         segment_sectors: segsize,
         separate_write_segment: flag(d, "Use separate write segment")?,
@@ -986,7 +981,11 @@ struct Mech {
 
 fn build_model(m: &Block) -> Result<(Layout, Mech), DiskSimError> {
     let surfaces = int(m, "Number of data surfaces", 1, 1024)? as u32;
-    let cyls = int(m, "Number of cylinders", 1, i64::from(u32::MAX))? as u32;
+    // `Number of cylinders` is checked but not used: the zones are the geometry. DiskSim maps
+    // blocks and measures seek distances from the zones alone and never compares their last
+    // cylinder with this count, and extraction tools disagree on it (the HP C2490A's file
+    // gives 2629 cylinders and a last zone that ends at cylinder 2629, counting from 0).
+    int(m, "Number of cylinders", 1, i64::from(u32::MAX))?;
     let count_p = get(m, "Block count")?;
     let count = int_of(count_p, 1, i64::MAX)? as u64;
     let lay = block(m, "Layout Model", "dm_layout_g1")?;
@@ -1077,13 +1076,6 @@ fn build_model(m: &Block) -> Result<(Layout, Mech), DiskSimError> {
         zone.first_offset = sect("Offset of first block")?;
         zone.dead_space = int(z, "Empty space at zone front", 0, i64::MAX)? as u64;
         zone.spares = int(z, "Number of spares", 0, i64::MAX)? as u64;
-        if last >= cyls {
-            return Err(DiskSimError::bad(
-                get(z, "Last cylinder number")?,
-                last,
-                format!("a cylinder below `Number of cylinders` ({cyls})"),
-            ));
-        }
         let slips_p = get(z, "slips")?;
         zone.slips = int_list(slips_p)?;
         // A slip list names the sectors (or tracks) the drive skipped at format time: a set,
