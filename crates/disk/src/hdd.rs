@@ -213,7 +213,48 @@ pub struct HddParams {
     pub overheads: Overheads,
     /// Bus time per 512-byte sector (the largest of the disk's, bus's and controller's).
     pub bus_ms_per_sector: f64,
+    /// Bus time per sector of a write, host to drive. Buses of the early 1990s (the HP
+    /// C2247A's) were measured slower in that direction; otherwise the same as reads.
+    pub bus_write_ms_per_sector: f64,
     pub cache: CacheParams,
+    /// The SCSI disconnect/reselect protocol (all zero for a drive that never disconnects).
+    pub reselect: Reselect,
+}
+
+/// What a SCSI drive that frees the bus during mechanical work pays to leave and retake it
+/// (DiskSim's disconnect/reselect overheads). A drive that must seek or wait for the platter
+/// disconnects after decoding the command so that other devices can use the bus, and reselects
+/// the host when it has data (a read) or has finished (a write). With one request outstanding,
+/// nobody else wants the bus, but the drive still goes through the protocol: the disconnect
+/// runs while the arm moves, and the reselect lies on the path to the host every time.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct Reselect {
+    /// Releasing the bus after a read miss's command, after a read and after a write (ms).
+    pub read_disconnect_after_read: f64,
+    pub read_disconnect_after_write: f64,
+    /// Releasing the bus after a write's data has crossed it, before the media write (ms).
+    pub write_disconnect: f64,
+    /// Retaking the bus to resume the request (ms).
+    pub reselect: f64,
+    /// Preparing a data transfer after a reselect (ms; not paid when only the status follows).
+    pub data_prep: f64,
+    /// A write's media access takes at least this long from its start (DiskSim's `Minimum
+    /// seek delay`): the drive cannot start writing before its firmware has set up the write,
+    /// even on the track the head is on. DiskSim waives it only for a write that continues a
+    /// sequential stream at the very instant the previous one ends, which never happens with
+    /// one request outstanding and a host that thinks between requests.
+    pub min_write_delay: f64,
+}
+
+impl Reselect {
+    /// The drive goes through the disconnect/reselect protocol at all.
+    fn disconnects(&self) -> bool {
+        self.read_disconnect_after_read > 0.0
+            || self.read_disconnect_after_write > 0.0
+            || self.write_disconnect > 0.0
+            || self.reselect > 0.0
+            || self.data_prep > 0.0
+    }
 }
 
 #[derive(Debug)]
@@ -1027,6 +1068,19 @@ impl HddModel {
         if start_gate > b {
             b = start_gate - 0.0;
         }
+        // A read miss is served disconnected: the drive releases the bus after the command (the
+        // arm already moving) and reselects once `water` sectors are buffered, then prepares
+        // the transfer. Nothing else on the path changes, so the transfer starts later by the
+        // reselect and the preparation, and never before the disconnect has ended.
+        let rs = self.spec.p.reselect;
+        if rs.disconnects() {
+            let disc = if self.st.last_read {
+                rs.read_disconnect_after_read
+            } else {
+                rs.read_disconnect_after_write
+            };
+            b = b.max(t + ovh + disc) + rs.reselect + rs.data_prep;
+        }
         // Pipeline from the gate (the first sector waits for the gate, later ones follow).
         let mut bb = b;
         for p in pieces.iter().take(np).flatten() {
@@ -1179,7 +1233,7 @@ impl HddModel {
 
     fn write(&mut self, lbn: u64, n: u64, t: f64) -> (f64, ServiceBreakdown) {
         let cache = self.spec.p.cache.clone();
-        let bus = self.spec.p.bus_ms_per_sector;
+        let bus = self.spec.p.bus_write_ms_per_sector;
         let end = lbn + n;
         let write_back =
             cache.enabled && cache.write_back != WriteBack::Off && !self.segs.is_empty();
@@ -1229,7 +1283,9 @@ impl HddModel {
             let loc = self.locate(lbn);
             self.spec.period / self.spec.layout.zones[loc.zone].spt as f64
         };
-        let ready = (t_bus_start + bus).max(bus_end - (n as f64 - 1.0) * zst);
+        let ready = (t_bus_start + bus)
+            .max(bus_end - (n as f64 - 1.0) * zst)
+            .max(t_mech + self.spec.p.reselect.min_write_delay);
         let w = self.walk(
             self.st.cyl,
             self.st.head,
@@ -1284,7 +1340,16 @@ impl HddModel {
                 },
             )
         } else {
-            let done = w.t_end.max(bus_end) + self.spec.p.overheads.write_complete;
+            // A write to the media is served disconnected too: the drive takes the data,
+            // releases the bus while it writes, and reselects to return the status (no data
+            // follows, so no transfer to prepare).
+            let rs = self.spec.p.reselect;
+            let t_end = if rs.disconnects() {
+                w.t_end.max(bus_end + rs.write_disconnect) + rs.reselect
+            } else {
+                w.t_end.max(bus_end)
+            };
+            let done = t_end + self.spec.p.overheads.write_complete;
             (
                 done,
                 ServiceBreakdown {
@@ -1373,7 +1438,7 @@ impl HddModel {
         }
         let t_mech = (t + ovh).max(mech_free);
         let (immed, not_before) = if write {
-            let bus = self.spec.p.bus_ms_per_sector;
+            let bus = self.spec.p.bus_write_ms_per_sector;
             let loc = self.locate(lbn);
             let zst = self.spec.period / self.spec.layout.zones[loc.zone].spt as f64;
             let bus_end = t + ovh + n as f64 * bus;
@@ -1481,7 +1546,9 @@ mod tests {
                 write_settle_ms: 0.0,
                 overheads: Overheads::default(),
                 bus_ms_per_sector: 1e-6,
+                bus_write_ms_per_sector: 1e-6,
                 cache,
+                reselect: Reselect::default(),
             },
         )
     }

@@ -177,7 +177,9 @@ fn build(name: &str, f: Figures) -> HddModel {
         write_settle_ms: f.write_settle_ms,
         overheads: f.overheads,
         bus_ms_per_sector: 512.0 / (f.bus_mb_s * 1e6) * 1e3,
+        bus_write_ms_per_sector: 512.0 / (f.bus_mb_s * 1e6) * 1e3,
         cache: f.cache,
+        reselect: Default::default(),
     };
     HddModel::new(name, layout, params)
 }

@@ -33,7 +33,7 @@ pub struct TraceRecord {
 pub enum TraceError {
     #[error("cannot read trace {}: {message}", path.display())]
     Io { path: PathBuf, message: String },
-    #[error("{}:{line}: {message}; expected `R|W Hit|Miss blkno bcount servtime_us next_interarrival_us`", path.display())]
+    #[error("{}:{line}: {message}; expected `R|W Hit|Miss|Doub|Trip blkno bcount servtime_us next_interarrival_us`", path.display())]
     Line {
         path: PathBuf,
         line: usize,
@@ -81,8 +81,14 @@ pub fn parse_trace(text: &str, path: &Path) -> Result<Vec<TraceRecord>, TraceErr
             "W" | "w" => DiskOp::Write,
             o => return Err(err(format!("operation `{o}` is neither R nor W"))),
         };
-        if !matches!(f[1], "Hit" | "Miss") {
-            return Err(err(format!("`{}` is neither Hit nor Miss", f[1])));
+        // The real drive's class of the request, which the replay does not use. Besides Hit
+        // and Miss, the HP C2247A's trace marks writes during which the drive disconnected
+        // from the bus twice (`Doub`) or three times (`Trip`).
+        if !matches!(f[1], "Hit" | "Miss" | "Doub" | "Trip") {
+            return Err(err(format!(
+                "`{}` is none of Hit, Miss, Doub and Trip",
+                f[1]
+            )));
         }
         let lbn: u64 = f[2]
             .parse()

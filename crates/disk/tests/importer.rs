@@ -175,8 +175,8 @@ fn unsupported_values_are_refused_with_the_supported_ones() {
         (
             "cheetah4LP.model",
             "Seek type = extracted",
-            "Seek type = hpl",
-            "extracted",
+            "Seek type = 3pt",
+            "extracted, hpl or hplplus10",
         ),
         (
             "cheetah4LP.model",
@@ -198,8 +198,8 @@ fn unsupported_values_are_refused_with_the_supported_ones() {
         ),
         (
             "cheetah4LP.diskspecs",
-            "Data preparation overhead = 0.000000",
-            "Data preparation overhead = 0.2",
+            "Disconnect write if seek = 0",
+            "Disconnect write if seek = 1",
             "supported: 0",
         ),
         (
