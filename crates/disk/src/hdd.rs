@@ -244,6 +244,13 @@ pub struct Reselect {
     /// sequential stream at the very instant the previous one ends, which never happens with
     /// one request outstanding and a host that thinks between requests.
     pub min_write_delay: f64,
+    /// The drive waits for the first part of a write's data before writing to the media
+    /// (DiskSim's `Extra write disconnect` drives, the HP C2247A): all of a write shorter than
+    /// 10 sectors, its first 10 sectors below 45, else its first 15. DiskSim applies this
+    /// wherever the parameter is set (`disk_buffer_block_available`), while the second
+    /// disconnect its name refers to is never triggered in DiskSim 4.0 (the code that flags
+    /// such writes is commented out), so the `Extradisc` overheads change nothing there either.
+    pub write_prebuffer: bool,
 }
 
 impl Reselect {
@@ -1283,7 +1290,15 @@ impl HddModel {
             let loc = self.locate(lbn);
             self.spec.period / self.spec.layout.zones[loc.zone].spt as f64
         };
-        let ready = (t_bus_start + bus)
+        let prebuffer = if self.spec.p.reselect.write_prebuffer {
+            match n {
+                0..45 => n.min(10),
+                _ => 15,
+            }
+        } else {
+            1
+        };
+        let ready = (t_bus_start + prebuffer as f64 * bus)
             .max(bus_end - (n as f64 - 1.0) * zst)
             .max(t_mech + self.spec.p.reselect.min_write_delay);
         let w = self.walk(
