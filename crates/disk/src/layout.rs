@@ -202,6 +202,15 @@ impl Layout {
                     )));
                 }
             }
+            // Each slipped track takes one of the zone's spare tracks (DiskSim refuses more
+            // slips than spares: the last LBNs would land past the zone).
+            if sparing == Sparing::Tracks && z.slips.len() as u64 > z.spares {
+                return Err(LayoutError(format!(
+                    "zone {i}: {} slipped tracks but only {} spare tracks",
+                    z.slips.len(),
+                    z.spares
+                )));
+            }
             let lbns = phys.checked_sub(z.dead_space + lost).ok_or_else(|| {
                 LayoutError(format!("zone {i}: spares and dead space exceed the zone"))
             })?;
@@ -439,6 +448,91 @@ pub struct Located {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn track_sparing_skips_slipped_tracks_and_keeps_spare_tracks_at_the_zone_end() {
+        let mut z = Zone::simple(0, 9, 10, 0, 0);
+        z.spares = 2;
+        z.slips = vec![1];
+        let l = Layout::new(2, Sparing::Tracks, SurfaceOrder::Normal, vec![z]).unwrap();
+        // 20 tracks of 10 sectors, 2 of them spare.
+        assert_eq!(l.capacity(), 180);
+        // Track 1 (cylinder 0, head 1) is slipped: LBN 10 lands on track 2 (cylinder 1).
+        assert_eq!(
+            l.lbn_to_pbn(9),
+            Pbn {
+                cyl: 0,
+                head: 0,
+                sector: 9
+            }
+        );
+        assert_eq!(
+            l.lbn_to_pbn(10),
+            Pbn {
+                cyl: 1,
+                head: 0,
+                sector: 0
+            }
+        );
+        assert_eq!(
+            l.lbn_to_pbn(179),
+            Pbn {
+                cyl: 9,
+                head: 0,
+                sector: 9
+            }
+        );
+        let mut z = Zone::simple(0, 9, 10, 0, 0);
+        z.spares = 1;
+        z.slips = vec![1, 2];
+        assert!(Layout::new(2, Sparing::Tracks, SurfaceOrder::Normal, vec![z]).is_err());
+    }
+
+    #[test]
+    fn per_track_sparing_keeps_spares_at_each_track_end_and_slips_turn_later_tracks() {
+        let mut z = Zone::simple(0, 9, 10, 0, 0);
+        z.spares = 1;
+        z.slips = vec![3];
+        let l = Layout::new(2, Sparing::PerTrack, SurfaceOrder::Normal, vec![z]).unwrap();
+        assert_eq!(l.capacity(), 20 * 9);
+        // The slipped sector 3 pushes sectors 3.. of track 0 one further, into the spare.
+        assert_eq!(
+            l.lbn_to_pbn(2),
+            Pbn {
+                cyl: 0,
+                head: 0,
+                sector: 2
+            }
+        );
+        assert_eq!(
+            l.lbn_to_pbn(3),
+            Pbn {
+                cyl: 0,
+                head: 0,
+                sector: 4
+            }
+        );
+        assert_eq!(
+            l.lbn_to_pbn(8),
+            Pbn {
+                cyl: 0,
+                head: 0,
+                sector: 9
+            }
+        );
+        // Nine LBNs per track: LBN 9 starts track 1.
+        assert_eq!(
+            l.lbn_to_pbn(9),
+            Pbn {
+                cyl: 0,
+                head: 1,
+                sector: 0
+            }
+        );
+        // The slip on track 0 turns track 1 one sector further (DiskSim's g1_map_pbn_skew).
+        assert_eq!(l.sector_angle(0, 0, 1, 0), 1);
+        assert_eq!(l.sector_angle(0, 0, 0, 0), 0);
+    }
 
     #[test]
     fn simple_layout_maps_tracks_then_surfaces_then_cylinders() {
