@@ -13,9 +13,10 @@
 //! a whole revolution. Skews are why a sequential transfer crosses tracks at little cost.
 //!
 //! Drives also keep *spare* sectors to replace bad ones. DiskSim's schemes put them at the end of
-//! each range of cylinders (scheme 8), of each zone (scheme 9) or of the disk (scheme 7), and
-//! *slip* the LBNs past each defective sector found at format time; the lists of slipped
-//! sectors come from the real drive. We follow the same arithmetic as DiskSim's `layout_g1`, so a
+//! each track (scheme 3), cylinder (scheme 2), range of cylinders (scheme 8), zone (scheme 9) or
+//! of the disk (scheme 7), or keep whole spare tracks at the end of each zone (scheme 1), and
+//! *slip* the LBNs past each defective sector (or, with spare tracks, track) found at format
+//! time; the lists of slipped sectors come from the real drive. We follow the same arithmetic as DiskSim's `layout_g1`, so a
 //! block lands on the same cylinder, surface and sector as in DiskSim.
 
 /// A physical block address.

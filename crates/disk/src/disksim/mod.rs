@@ -10,13 +10,17 @@
 //! three classes, listed in the tables below:
 //!
 //! * **used**: read and honoured by the model;
-//! * **restricted**: honoured only for the values our model implements (for example `Fast write
-//!   level` 0 to 2, but `Buffer continuous read` 4 is refused); any other value is an
+//! * **restricted**: honoured only for the values our model implements (for example `Immediate
+//!   buffer read` 0 or 1, but 2 is refused); any other value is an
 //!   [`DiskSimError::Unsupported`] error that names the supported values;
 //! * **irrelevant**: accepted because it cannot change the service time of one disk serving one
 //!   request at a time (statistics and printing options, the synthetic workload generator, the
-//!   logical organisation of a one-disk system, queueing knobs that need a second queued request).
+//!   logical organisation of a one-disk system, queueing knobs that need a second queued request,
+//!   and the overheads of a second write disconnect that DiskSim 4.0 itself never triggers).
 //!   Each such name is listed explicitly with the reason; there is no wildcard.
+//!
+//! All ten of DiskSim's validated drives import; `crates/disk/tests/validation.rs` replays each
+//! against its measured trace.
 //!
 //! Anything else is an [`DiskSimError::UnknownParameter`] error. All errors name the file, the
 //! line and the parameter, and say what would be valid.
