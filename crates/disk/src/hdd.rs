@@ -1238,6 +1238,27 @@ impl HddModel {
         )
     }
 
+    /// When the first sector of a media write of `n` sectors may be written: once it has
+    /// crossed the bus (from `t_bus_start`), late enough that the bus stays ahead of the
+    /// platter (`zst` per sector) for the rest, after the data a prebuffering drive waits for,
+    /// and not before the drive's minimum write delay from `t_mech`, when the mechanism starts.
+    fn write_ready(&self, t_bus_start: f64, t_mech: f64, n: u64, zst: f64) -> f64 {
+        let bus = self.spec.p.bus_write_ms_per_sector;
+        let rs = &self.spec.p.reselect;
+        let prebuffer = if rs.write_prebuffer {
+            match n {
+                0..45 => n.min(10),
+                _ => 15,
+            }
+        } else {
+            1
+        };
+        let bus_end = t_bus_start + n as f64 * bus;
+        (t_bus_start + prebuffer as f64 * bus)
+            .max(bus_end - (n as f64 - 1.0) * zst)
+            .max(t_mech + rs.min_write_delay)
+    }
+
     fn write(&mut self, lbn: u64, n: u64, t: f64) -> (f64, ServiceBreakdown) {
         let cache = self.spec.p.cache.clone();
         let bus = self.spec.p.bus_write_ms_per_sector;
@@ -1290,17 +1311,7 @@ impl HddModel {
             let loc = self.locate(lbn);
             self.spec.period / self.spec.layout.zones[loc.zone].spt as f64
         };
-        let prebuffer = if self.spec.p.reselect.write_prebuffer {
-            match n {
-                0..45 => n.min(10),
-                _ => 15,
-            }
-        } else {
-            1
-        };
-        let ready = (t_bus_start + prebuffer as f64 * bus)
-            .max(bus_end - (n as f64 - 1.0) * zst)
-            .max(t_mech + self.spec.p.reselect.min_write_delay);
+        let ready = self.write_ready(t_bus_start, t_mech, n, zst);
         let w = self.walk(
             self.st.cyl,
             self.st.head,
@@ -1444,22 +1455,22 @@ impl HddModel {
         }
         let ovh = self.overhead(req.op, false);
         let (mut cyl, mut head, mut mech_free) = (self.st.cyl, self.st.head, self.st.mech_free);
-        // A miss aborts the read-ahead once the command is decoded.
+        // A read miss aborts the read-ahead once the command is decoded; a write to the media
+        // aborts it on arrival, as `write` does.
         if let Some(pf) = self.st.prefetch {
-            let (_, c, h, free, _) = self.prefetch_at(&pf, t + ovh);
+            let at = if write { t } else { t + ovh };
+            let (_, c, h, free, _) = self.prefetch_at(&pf, at);
             cyl = c;
             head = h;
             mech_free = mech_free.max(free);
         }
         let t_mech = (t + ovh).max(mech_free);
         let (immed, not_before) = if write {
-            let bus = self.spec.p.bus_write_ms_per_sector;
             let loc = self.locate(lbn);
             let zst = self.spec.period / self.spec.layout.zones[loc.zone].spt as f64;
-            let bus_end = t + ovh + n as f64 * bus;
             (
                 cache.immediate_write,
-                (t + ovh + bus).max(bus_end - (n as f64 - 1.0) * zst),
+                self.write_ready(t + ovh, t_mech, n, zst),
             )
         } else {
             (cache.immediate_read, f64::NEG_INFINITY)

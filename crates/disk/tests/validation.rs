@@ -63,12 +63,23 @@ fn ibm18es_demerit_at_or_below_disksim() {
 }
 
 /// `positioning_time` asked just before `submit` predicts the positioning `submit` reports, on
-/// every request of the four real workloads (hits, read-ahead rides, misses and writes).
+/// every request of the ten real workloads (hits, read-ahead rides, misses and writes).
 #[test]
 fn positioning_time_predicts_submit_on_the_validation_workloads() {
     use antsched_disk::{load_disksim, DeviceModel, DiskRequest};
     let dir = data_dir();
-    for drive in ["cheetah4LP", "atlas10k", "barracuda", "ibm18es"] {
+    for drive in [
+        "cheetah4LP",
+        "atlas10k",
+        "barracuda",
+        "ibm18es",
+        "atlas_III",
+        "dec_rz26",
+        "hp_c2247a",
+        "hp_c2490a",
+        "hp_c3323a",
+        "st41601n",
+    ] {
         let mut m = load_disksim(dir.join(format!("{drive}.parv"))).unwrap();
         let trace =
             antsched_disk::validate::read_trace(&dir.join(format!("{drive}.trace"))).unwrap();
