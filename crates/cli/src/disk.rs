@@ -24,7 +24,7 @@ enum Command {
 struct ValidateArgs {
     /// The drive's DiskSim `.parv` file (it sources the .diskspecs, .model and .seek files).
     parv: PathBuf,
-    /// The validation trace: `R|W Hit|Miss blkno bcount servtime_us next_interarrival_us` lines.
+    /// The validation trace: `R|W Hit|Miss|Doub|Trip blkno bcount servtime_us next_interarrival_us` lines.
     trace: PathBuf,
     /// Write the summary as JSON to FILE.
     #[arg(long, value_name = "FILE")]

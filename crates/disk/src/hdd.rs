@@ -158,6 +158,11 @@ pub struct CacheParams {
     /// transfer of a read miss.
     pub read_water: f64,
     pub water_by_request: bool,
+    /// A read served whole from the cache while the mechanism is idle starts the read-ahead
+    /// from the end of its segment (DiskSim's `Read-ahead on idle hit`), as if it had missed.
+    /// Without it a hit leaves the arm idle, and a stream that keeps hitting a segment the
+    /// read-ahead had finished filling misses when it runs past the end.
+    pub read_ahead_on_idle_hit: bool,
 }
 
 impl CacheParams {
@@ -185,6 +190,7 @@ impl CacheParams {
             partial_hits: false,
             read_water: 0.0,
             water_by_request: true,
+            read_ahead_on_idle_hit: false,
         }
     }
 }
@@ -207,7 +213,55 @@ pub struct HddParams {
     pub overheads: Overheads,
     /// Bus time per 512-byte sector (the largest of the disk's, bus's and controller's).
     pub bus_ms_per_sector: f64,
+    /// Bus time per sector of a write, host to drive. Buses of the early 1990s (the HP
+    /// C2247A's) were measured slower in that direction; otherwise the same as reads.
+    pub bus_write_ms_per_sector: f64,
     pub cache: CacheParams,
+    /// The SCSI disconnect/reselect protocol (all zero for a drive that never disconnects).
+    pub reselect: Reselect,
+}
+
+/// What a SCSI drive that frees the bus during mechanical work pays to leave and retake it
+/// (DiskSim's disconnect/reselect overheads). A drive that must seek or wait for the platter
+/// disconnects after decoding the command so that other devices can use the bus, and reselects
+/// the host when it has data (a read) or has finished (a write). With one request outstanding,
+/// nobody else wants the bus, but the drive still goes through the protocol: the disconnect
+/// runs while the arm moves, and the reselect lies on the path to the host every time.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct Reselect {
+    /// Releasing the bus after a read miss's command, after a read and after a write (ms).
+    pub read_disconnect_after_read: f64,
+    pub read_disconnect_after_write: f64,
+    /// Releasing the bus after a write's data has crossed it, before the media write (ms).
+    pub write_disconnect: f64,
+    /// Retaking the bus to resume the request (ms).
+    pub reselect: f64,
+    /// Preparing a data transfer after a reselect (ms; not paid when only the status follows).
+    pub data_prep: f64,
+    /// A write's media access takes at least this long from its start (DiskSim's `Minimum
+    /// seek delay`): the drive cannot start writing before its firmware has set up the write,
+    /// even on the track the head is on. DiskSim waives it only for a write that continues a
+    /// sequential stream at the very instant the previous one ends, which never happens with
+    /// one request outstanding and a host that thinks between requests.
+    pub min_write_delay: f64,
+    /// The drive waits for the first part of a write's data before writing to the media
+    /// (DiskSim's `Extra write disconnect` drives, the HP C2247A): all of a write shorter than
+    /// 10 sectors, its first 10 sectors below 45, else its first 15. DiskSim applies this
+    /// wherever the parameter is set (`disk_buffer_block_available`), while the second
+    /// disconnect its name refers to is never triggered in DiskSim 4.0 (the code that flags
+    /// such writes is commented out), so the `Extradisc` overheads change nothing there either.
+    pub write_prebuffer: bool,
+}
+
+impl Reselect {
+    /// The drive goes through the disconnect/reselect protocol at all.
+    fn disconnects(&self) -> bool {
+        self.read_disconnect_after_read > 0.0
+            || self.read_disconnect_after_write > 0.0
+            || self.write_disconnect > 0.0
+            || self.reselect > 0.0
+            || self.data_prep > 0.0
+    }
 }
 
 #[derive(Debug)]
@@ -501,8 +555,13 @@ impl HddModel {
             s = hs;
         }
 
+        // The settle is what a write's positioning takes beyond a read's. DIXtrac measures it
+        // as a difference of two timings, and on some drives the difference is negative (the
+        // DEC RZ26's -0.48 ms, the HP C2490A's -0.64 ms: these drives start writing as soon as
+        // the head is near the track, and verify reads settle longer), so it may shorten the
+        // seek; but no positioning takes less than no time.
         if write && s > 0.0 {
-            s += p.write_settle_ms;
+            s = (s + p.write_settle_ms).max(0.0);
         }
         s
     }
@@ -941,6 +1000,9 @@ impl HddModel {
                     self.st.tick += 1;
                     self.segs[si].lru = self.st.tick;
                     self.consume(si, end);
+                    if cache.read_ahead_on_idle_hit && pf_state.is_none_or(|(_, s)| !s.4) {
+                        self.read_ahead_after_hit(si, lbn, end, t + ovh);
+                    }
                     return (
                         done,
                         ServiceBreakdown {
@@ -1013,6 +1075,19 @@ impl HddModel {
         if start_gate > b {
             b = start_gate - 0.0;
         }
+        // A read miss is served disconnected: the drive releases the bus after the command (the
+        // arm already moving) and reselects once `water` sectors are buffered, then prepares
+        // the transfer. Nothing else on the path changes, so the transfer starts later by the
+        // reselect and the preparation, and never before the disconnect has ended.
+        let rs = self.spec.p.reselect;
+        if rs.disconnects() {
+            let disc = if self.st.last_read {
+                rs.read_disconnect_after_read
+            } else {
+                rs.read_disconnect_after_write
+            };
+            b = b.max(t + ovh + disc) + rs.reselect + rs.data_prep;
+        }
         // Pipeline from the gate (the first sector waits for the gate, later ones follow).
         let mut bb = b;
         for p in pieces.iter().take(np).flatten() {
@@ -1059,6 +1134,32 @@ impl HddModel {
                 cache_hit: false,
             },
         )
+    }
+
+    /// A full read hit found the mechanism idle (no read-ahead running) and the drive reads
+    /// ahead on such hits: the read-ahead this request would have earned on a miss goes on
+    /// from where the segment's data ends, with the arm from where it rests. DiskSim starts
+    /// it when the hit is handled (`disk_check_hda` seeks for a read whose segment ends short
+    /// of its read-ahead limit); it then runs in the background, so the hit itself costs only
+    /// the bus, and a later request finds more of the stream cached or rides on it.
+    fn read_ahead_after_hit(&mut self, si: usize, lbn: u64, end: u64, t: f64) {
+        // A read-ahead that finished by itself leaves its data in its segment.
+        self.abort_prefetch(t);
+        let seg = self.segs[si];
+        if !seg.valid || seg.write {
+            return;
+        }
+        let limit = self.prefetch_limit(lbn, end, seg.start);
+        if limit > seg.end {
+            self.st.prefetch = Some(Prefetch {
+                seg: si,
+                from: seg.end,
+                limit,
+                cyl: self.st.cyl,
+                head: self.st.head,
+                t: t.max(self.st.mech_free),
+            });
+        }
     }
 
     /// Serves a read from the prefetch that is streaming into (or right up to) it: cached
@@ -1137,9 +1238,30 @@ impl HddModel {
         )
     }
 
+    /// When the first sector of a media write of `n` sectors may be written: once it has
+    /// crossed the bus (from `t_bus_start`), late enough that the bus stays ahead of the
+    /// platter (`zst` per sector) for the rest, after the data a prebuffering drive waits for,
+    /// and not before the drive's minimum write delay from `t_mech`, when the mechanism starts.
+    fn write_ready(&self, t_bus_start: f64, t_mech: f64, n: u64, zst: f64) -> f64 {
+        let bus = self.spec.p.bus_write_ms_per_sector;
+        let rs = &self.spec.p.reselect;
+        let prebuffer = if rs.write_prebuffer {
+            match n {
+                0..45 => n.min(10),
+                _ => 15,
+            }
+        } else {
+            1
+        };
+        let bus_end = t_bus_start + n as f64 * bus;
+        (t_bus_start + prebuffer as f64 * bus)
+            .max(bus_end - (n as f64 - 1.0) * zst)
+            .max(t_mech + rs.min_write_delay)
+    }
+
     fn write(&mut self, lbn: u64, n: u64, t: f64) -> (f64, ServiceBreakdown) {
         let cache = self.spec.p.cache.clone();
-        let bus = self.spec.p.bus_ms_per_sector;
+        let bus = self.spec.p.bus_write_ms_per_sector;
         let end = lbn + n;
         let write_back =
             cache.enabled && cache.write_back != WriteBack::Off && !self.segs.is_empty();
@@ -1189,7 +1311,7 @@ impl HddModel {
             let loc = self.locate(lbn);
             self.spec.period / self.spec.layout.zones[loc.zone].spt as f64
         };
-        let ready = (t_bus_start + bus).max(bus_end - (n as f64 - 1.0) * zst);
+        let ready = self.write_ready(t_bus_start, t_mech, n, zst);
         let w = self.walk(
             self.st.cyl,
             self.st.head,
@@ -1244,7 +1366,16 @@ impl HddModel {
                 },
             )
         } else {
-            let done = w.t_end.max(bus_end) + self.spec.p.overheads.write_complete;
+            // A write to the media is served disconnected too: the drive takes the data,
+            // releases the bus while it writes, and reselects to return the status (no data
+            // follows, so no transfer to prepare).
+            let rs = self.spec.p.reselect;
+            let t_end = if rs.disconnects() {
+                w.t_end.max(bus_end + rs.write_disconnect) + rs.reselect
+            } else {
+                w.t_end.max(bus_end)
+            };
+            let done = t_end + self.spec.p.overheads.write_complete;
             (
                 done,
                 ServiceBreakdown {
@@ -1324,22 +1455,22 @@ impl HddModel {
         }
         let ovh = self.overhead(req.op, false);
         let (mut cyl, mut head, mut mech_free) = (self.st.cyl, self.st.head, self.st.mech_free);
-        // A miss aborts the read-ahead once the command is decoded.
+        // A read miss aborts the read-ahead once the command is decoded; a write to the media
+        // aborts it on arrival, as `write` does.
         if let Some(pf) = self.st.prefetch {
-            let (_, c, h, free, _) = self.prefetch_at(&pf, t + ovh);
+            let at = if write { t } else { t + ovh };
+            let (_, c, h, free, _) = self.prefetch_at(&pf, at);
             cyl = c;
             head = h;
             mech_free = mech_free.max(free);
         }
         let t_mech = (t + ovh).max(mech_free);
         let (immed, not_before) = if write {
-            let bus = self.spec.p.bus_ms_per_sector;
             let loc = self.locate(lbn);
             let zst = self.spec.period / self.spec.layout.zones[loc.zone].spt as f64;
-            let bus_end = t + ovh + n as f64 * bus;
             (
                 cache.immediate_write,
-                (t + ovh + bus).max(bus_end - (n as f64 - 1.0) * zst),
+                self.write_ready(t + ovh, t_mech, n, zst),
             )
         } else {
             (cache.immediate_read, f64::NEG_INFINITY)
@@ -1441,7 +1572,9 @@ mod tests {
                 write_settle_ms: 0.0,
                 overheads: Overheads::default(),
                 bus_ms_per_sector: 1e-6,
+                bus_write_ms_per_sector: 1e-6,
                 cache,
+                reselect: Reselect::default(),
             },
         )
     }

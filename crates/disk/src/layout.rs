@@ -13,9 +13,10 @@
 //! a whole revolution. Skews are why a sequential transfer crosses tracks at little cost.
 //!
 //! Drives also keep *spare* sectors to replace bad ones. DiskSim's schemes put them at the end of
-//! each range of cylinders (scheme 8), of each zone (scheme 9) or of the disk (scheme 7), and
-//! *slip* the LBNs past each defective sector found at format time; the lists of slipped
-//! sectors come from the real drive. We follow the same arithmetic as DiskSim's `layout_g1`, so a
+//! each track (scheme 3), cylinder (scheme 2), range of cylinders (scheme 8), zone (scheme 9) or
+//! of the disk (scheme 7), or keep whole spare tracks at the end of each zone (scheme 1), and
+//! *slip* the LBNs past each defective sector (or, with spare tracks, track) found at format
+//! time; the lists of slipped sectors come from the real drive. We follow the same arithmetic as DiskSim's `layout_g1`, so a
 //! block lands on the same cylinder, surface and sector as in DiskSim.
 
 /// A physical block address.
@@ -38,6 +39,20 @@ pub enum Sparing {
     PerZone,
     /// Spares at the end of the disk: slips shift every later block of the zone (scheme 7).
     AtEnd,
+    /// `spares` sectors at the end of every cylinder (DiskSim scheme 2). It maps like
+    /// `PerRange { cyls: 1 }` (scheme 8 with ranges of one cylinder), but DiskSim's
+    /// `g1_map_pbn_skew` also turns every later track of the zone one sector further per slip
+    /// on an earlier cylinder: a drive that slips a sector within its cylinder formats the
+    /// following tracks one sector later, so that the skew still hides the head switch.
+    PerCylinder,
+    /// `spares` sectors at the end of every track (scheme 3); slips are absorbed within their
+    /// track and, as with [`Sparing::PerCylinder`], turn every later track one sector further.
+    PerTrack,
+    /// `spares` whole *tracks* at the end of each zone (scheme 1). The slip list then names
+    /// whole tracks (counted from the zone's first track) that the drive skipped at format time:
+    /// drives of the early 1990s replaced a track with a defect by a spare track rather than
+    /// slipping single sectors.
+    Tracks,
 }
 
 /// In which order the surfaces of a cylinder are filled.
@@ -164,25 +179,53 @@ impl Layout {
                 Sparing::PerRange { cyls } => z.spares * (z.cyls() / cyls as u64),
                 Sparing::PerZone => z.spares,
                 Sparing::AtEnd => z.slips.len() as u64,
+                Sparing::PerCylinder => z.spares * z.cyls(),
+                Sparing::PerTrack => z.spares * z.cyls() * surfaces as u64,
+                Sparing::Tracks => z.spares * z.spt as u64,
             };
             if z.slips.windows(2).any(|w| w[0] >= w[1]) {
                 return Err(LayoutError(format!("zone {i}: slips must be ascending")));
             }
+            // Under track sparing a slip is a track number, elsewhere a sector number.
+            let slip_units = match sparing {
+                Sparing::Tracks => z.cyls() * surfaces as u64,
+                _ => phys,
+            };
             if let Some(&s) = z.slips.last() {
-                if s >= phys {
+                if s >= slip_units {
                     return Err(LayoutError(format!(
-                        "zone {i}: slip {s} lies beyond the zone's {phys} physical sectors"
+                        "zone {i}: slip {s} lies beyond the zone's {slip_units} physical {}",
+                        if sparing == Sparing::Tracks {
+                            "tracks"
+                        } else {
+                            "sectors"
+                        }
                     )));
                 }
+            }
+            // Each slipped track takes one of the zone's spare tracks (DiskSim refuses more
+            // slips than spares: the last LBNs would land past the zone).
+            if sparing == Sparing::Tracks && z.slips.len() as u64 > z.spares {
+                return Err(LayoutError(format!(
+                    "zone {i}: {} slipped tracks but only {} spare tracks",
+                    z.slips.len(),
+                    z.spares
+                )));
             }
             let lbns = phys.checked_sub(z.dead_space + lost).ok_or_else(|| {
                 LayoutError(format!("zone {i}: spares and dead space exceed the zone"))
             })?;
-            if let Sparing::PerRange { cyls } = sparing {
-                let per_range = cyls as u64 * surfaces as u64 * z.spt as u64;
-                if z.spares >= per_range {
+            let per_region = match sparing {
+                Sparing::PerRange { cyls } => Some(cyls as u64 * surfaces as u64 * z.spt as u64),
+                Sparing::PerCylinder => Some(surfaces as u64 * z.spt as u64),
+                Sparing::PerTrack => Some(z.spt as u64),
+                _ => None,
+            };
+            if let Some(per_region) = per_region {
+                if z.spares >= per_region {
                     return Err(LayoutError(format!(
-                        "zone {i}: more spares than sectors per range"
+                        "zone {i}: {} spares, not fewer than the {per_region} sectors of a sparing region",
+                        z.spares
                     )));
                 }
             }
@@ -238,7 +281,10 @@ impl Layout {
         match self.sparing {
             Sparing::PerRange { cyls } => (cyls as u64 * cyl_sz, z.spares),
             Sparing::PerZone => (z.cyls() * cyl_sz, z.spares),
-            Sparing::None | Sparing::AtEnd => (z.cyls() * cyl_sz, 0),
+            Sparing::PerCylinder => (cyl_sz, z.spares),
+            Sparing::PerTrack => (z.spt as u64, z.spares),
+            // Spare tracks lie past the zone's last LBN, so no region boundary falls inside.
+            Sparing::None | Sparing::AtEnd | Sparing::Tracks => (z.cyls() * cyl_sz, 0),
         }
     }
 
@@ -248,6 +294,20 @@ impl Layout {
     fn phys_in_zone(&self, zi: usize, lbn: u64) -> u64 {
         let z = &self.zones[zi];
         let o = lbn - z.first_lbn + z.dead_space;
+        if self.sparing == Sparing::Tracks {
+            // Whole tracks are slipped: the block keeps its sector and moves one track further
+            // per skipped track at or before its own (DiskSim's ltop for track sparing).
+            let spt = z.spt as u64;
+            let mut track = o / spt;
+            for &sl in &z.slips {
+                if sl <= track {
+                    track += 1;
+                } else {
+                    break;
+                }
+            }
+            return track * spt + o % spt;
+        }
         let (p, s) = self.region(z);
         let per = p - s;
         let r = o / per;
@@ -319,8 +379,10 @@ impl Layout {
         // The run ends at the track end, the next slip, the region's unused spares, or the
         // zone's last LBN.
         let mut run_end = track_end;
-        if let Some(&sl) = z.slips.iter().find(|&&s| s > phys) {
-            run_end = run_end.min(sl);
+        if self.sparing != Sparing::Tracks {
+            if let Some(&sl) = z.slips.iter().find(|&&s| s > phys) {
+                run_end = run_end.min(sl);
+            }
         }
         // LBNs left in the sparing region: past them the next LBN lies after the region's
         // spare sectors, not in the next physical sector.
@@ -347,9 +409,22 @@ impl Layout {
         let track = self.head_of_track(z, cyl, head) as u64;
         let switches = track + (self.surfaces as u64 - 1) * rel_cyl;
         let spt = z.spt as u64;
+        // Under per-cylinder and per-track sparing, each slip on an earlier cylinder (or, per
+        // track, an earlier track) of the zone turns this track one sector further, as
+        // DiskSim's `g1_map_pbn_skew` assumes (see [`Sparing::PerCylinder`]).
+        let slip_turns = match self.sparing {
+            Sparing::PerCylinder => z
+                .slips
+                .partition_point(|&s| s < rel_cyl * self.surfaces as u64 * spt),
+            Sparing::PerTrack => z
+                .slips
+                .partition_point(|&s| s < (rel_cyl * self.surfaces as u64 + track) * spt),
+            _ => 0,
+        } as u64;
         ((z.first_offset as u64
             + switches * z.track_skew as u64
             + rel_cyl * z.cyl_skew as u64
+            + slip_turns
             + sector as u64)
             % spt) as u32
     }
@@ -374,6 +449,91 @@ pub struct Located {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn track_sparing_skips_slipped_tracks_and_keeps_spare_tracks_at_the_zone_end() {
+        let mut z = Zone::simple(0, 9, 10, 0, 0);
+        z.spares = 2;
+        z.slips = vec![1];
+        let l = Layout::new(2, Sparing::Tracks, SurfaceOrder::Normal, vec![z]).unwrap();
+        // 20 tracks of 10 sectors, 2 of them spare.
+        assert_eq!(l.capacity(), 180);
+        // Track 1 (cylinder 0, head 1) is slipped: LBN 10 lands on track 2 (cylinder 1).
+        assert_eq!(
+            l.lbn_to_pbn(9),
+            Pbn {
+                cyl: 0,
+                head: 0,
+                sector: 9
+            }
+        );
+        assert_eq!(
+            l.lbn_to_pbn(10),
+            Pbn {
+                cyl: 1,
+                head: 0,
+                sector: 0
+            }
+        );
+        assert_eq!(
+            l.lbn_to_pbn(179),
+            Pbn {
+                cyl: 9,
+                head: 0,
+                sector: 9
+            }
+        );
+        let mut z = Zone::simple(0, 9, 10, 0, 0);
+        z.spares = 1;
+        z.slips = vec![1, 2];
+        assert!(Layout::new(2, Sparing::Tracks, SurfaceOrder::Normal, vec![z]).is_err());
+    }
+
+    #[test]
+    fn per_track_sparing_keeps_spares_at_each_track_end_and_slips_turn_later_tracks() {
+        let mut z = Zone::simple(0, 9, 10, 0, 0);
+        z.spares = 1;
+        z.slips = vec![3];
+        let l = Layout::new(2, Sparing::PerTrack, SurfaceOrder::Normal, vec![z]).unwrap();
+        assert_eq!(l.capacity(), 20 * 9);
+        // The slipped sector 3 pushes sectors 3.. of track 0 one further, into the spare.
+        assert_eq!(
+            l.lbn_to_pbn(2),
+            Pbn {
+                cyl: 0,
+                head: 0,
+                sector: 2
+            }
+        );
+        assert_eq!(
+            l.lbn_to_pbn(3),
+            Pbn {
+                cyl: 0,
+                head: 0,
+                sector: 4
+            }
+        );
+        assert_eq!(
+            l.lbn_to_pbn(8),
+            Pbn {
+                cyl: 0,
+                head: 0,
+                sector: 9
+            }
+        );
+        // Nine LBNs per track: LBN 9 starts track 1.
+        assert_eq!(
+            l.lbn_to_pbn(9),
+            Pbn {
+                cyl: 0,
+                head: 1,
+                sector: 0
+            }
+        );
+        // The slip on track 0 turns track 1 one sector further (DiskSim's g1_map_pbn_skew).
+        assert_eq!(l.sector_angle(0, 0, 1, 0), 1);
+        assert_eq!(l.sector_angle(0, 0, 0, 0), 0);
+    }
 
     #[test]
     fn simple_layout_maps_tracks_then_surfaces_then_cylinders() {

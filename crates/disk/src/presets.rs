@@ -177,7 +177,9 @@ fn build(name: &str, f: Figures) -> HddModel {
         write_settle_ms: f.write_settle_ms,
         overheads: f.overheads,
         bus_ms_per_sector: 512.0 / (f.bus_mb_s * 1e6) * 1e3,
+        bus_write_ms_per_sector: 512.0 / (f.bus_mb_s * 1e6) * 1e3,
         cache: f.cache,
+        reselect: Default::default(),
     };
     HddModel::new(name, layout, params)
 }
@@ -207,6 +209,7 @@ fn modern_cache(segments: u32, segment_sectors: u32) -> CacheParams {
         partial_hits: true,
         read_water: 0.0,
         water_by_request: true,
+        read_ahead_on_idle_hit: false,
     }
 }
 

@@ -33,7 +33,7 @@ pub struct TraceRecord {
 pub enum TraceError {
     #[error("cannot read trace {}: {message}", path.display())]
     Io { path: PathBuf, message: String },
-    #[error("{}:{line}: {message}; expected `R|W Hit|Miss blkno bcount servtime_us next_interarrival_us`", path.display())]
+    #[error("{}:{line}: {message}; expected `R|W Hit|Miss|Doub|Trip blkno bcount servtime_us next_interarrival_us`", path.display())]
     Line {
         path: PathBuf,
         line: usize,
@@ -81,8 +81,14 @@ pub fn parse_trace(text: &str, path: &Path) -> Result<Vec<TraceRecord>, TraceErr
             "W" | "w" => DiskOp::Write,
             o => return Err(err(format!("operation `{o}` is neither R nor W"))),
         };
-        if !matches!(f[1], "Hit" | "Miss") {
-            return Err(err(format!("`{}` is neither Hit nor Miss", f[1])));
+        // The real drive's class of the request, which the replay does not use. Besides Hit
+        // and Miss, the HP C2247A's trace marks writes during which the drive disconnected
+        // from the bus twice (`Doub`) or three times (`Trip`).
+        if !matches!(f[1], "Hit" | "Miss" | "Doub" | "Trip") {
+            return Err(err(format!(
+                "`{}` is none of Hit, Miss, Doub and Trip",
+                f[1]
+            )));
         }
         let lbn: u64 = f[2]
             .parse()
@@ -196,6 +202,13 @@ pub fn disksim_reference_demerit(name: &str) -> Option<f64> {
         "atlas10k" => Some(0.268),
         "barracuda" => Some(0.348),
         "ibm18es" => Some(0.136),
+        "atlas_III" => Some(0.378),
+        "hp_c2247a" => Some(0.090),
+        "hp_c3323a" => Some(0.305),
+        "hp_c2490a" => Some(0.254),
+        "dec_rz26" => Some(0.340),
+        // DiskSim's `runvalid` leaves the ST41601N out, and DiskSim 4.0 does not finish it.
+        "st41601n" => None,
         _ => None,
     }
 }

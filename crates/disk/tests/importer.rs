@@ -68,6 +68,45 @@ fn the_shipped_files_load() {
         let m = load_disksim(data_dir().join(format!("{d}.parv"))).unwrap();
         assert!(m.capacity_sectors() > 4_000_000, "{d}");
     }
+    // The older drives: smaller, and with the features the first four do not use.
+    for d in [
+        "atlas_III",
+        "dec_rz26",
+        "hp_c2247a",
+        "hp_c2490a",
+        "hp_c3323a",
+        "st41601n",
+    ] {
+        let m = load_disksim(data_dir().join(format!("{d}.parv"))).unwrap();
+        assert!(m.capacity_sectors() > 1_000_000, "{d}");
+    }
+}
+
+/// The Ruemmler-Wilkes seek equation replaces the extracted table; a malformed one is named
+/// with its file and line.
+#[test]
+fn hpl_seek_equation_is_read_and_checked() {
+    let hpl = "Seek type = hplplus10,\n      HPL seek equation values = [ 300, 3.81, 0.33, 7.75, 0.0059, -1 ],\n      First ten seek times = [ 2.9, 3.7, 3.8, 4.0, 4.3, 4.6, 4.5, 4.6, 4.8, 5.0 ],";
+    let dir = broken_copy("cheetah4LP.model", |t| {
+        t.replacen("Seek type = extracted,", hpl, 1)
+    });
+    let m = load(&dir).unwrap();
+    // One cylinder: the first of the ten; 100: 3.81 + 0.33 * 10; 1000: 7.75 + 5.9.
+    assert!((m.params().seek.time_ms(1) - 2.9).abs() < 1e-9);
+    assert!((m.params().seek.time_ms(100) - 7.11).abs() < 1e-9);
+    assert!((m.params().seek.time_ms(1000) - 13.65).abs() < 1e-9);
+    let dir = broken_copy("cheetah4LP.model", |t| {
+        t.replacen("Seek type = extracted,", &hpl.replace(", -1 ]", " ]"), 1)
+    });
+    let text = std::fs::read_to_string(dir.join("cheetah4LP.model")).unwrap();
+    let e = load(&dir).unwrap_err().to_string();
+    let line = line_of(&text, "HPL seek equation values");
+    assert!(
+        e.contains(&format!("cheetah4LP.model:{line}"))
+            && e.contains("HPL seek equation values")
+            && e.contains("6 numbers"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -175,8 +214,8 @@ fn unsupported_values_are_refused_with_the_supported_ones() {
         (
             "cheetah4LP.model",
             "Seek type = extracted",
-            "Seek type = hpl",
-            "extracted",
+            "Seek type = 3pt",
+            "extracted, hpl or hplplus10",
         ),
         (
             "cheetah4LP.model",
@@ -187,19 +226,19 @@ fn unsupported_values_are_refused_with_the_supported_ones() {
         (
             "cheetah4LP.model",
             "Sparing scheme used = 8",
-            "Sparing scheme used = 3",
+            "Sparing scheme used = 4",
             "per cylinder range",
         ),
         (
             "cheetah4LP.diskspecs",
-            "Read-ahead on idle hit = 0",
-            "Read-ahead on idle hit = 1",
-            "supported: 0",
+            "Immediate buffer read = 0",
+            "Immediate buffer read = 2",
+            "supported: 0 or 1",
         ),
         (
             "cheetah4LP.diskspecs",
-            "Data preparation overhead = 0.000000",
-            "Data preparation overhead = 0.2",
+            "Disconnect write if seek = 0",
+            "Disconnect write if seek = 1",
             "supported: 0",
         ),
         (

@@ -10,13 +10,17 @@
 //! three classes, listed in the tables below:
 //!
 //! * **used**: read and honoured by the model;
-//! * **restricted**: honoured only for the values our model implements (for example `Fast write
-//!   level` 0 to 2, but `Buffer continuous read` 4 is refused); any other value is an
+//! * **restricted**: honoured only for the values our model implements (for example `Immediate
+//!   buffer read` 0 or 1, but 2 is refused); any other value is an
 //!   [`DiskSimError::Unsupported`] error that names the supported values;
 //! * **irrelevant**: accepted because it cannot change the service time of one disk serving one
 //!   request at a time (statistics and printing options, the synthetic workload generator, the
-//!   logical organisation of a one-disk system, queueing knobs that need a second queued request).
+//!   logical organisation of a one-disk system, queueing knobs that need a second queued request,
+//!   and the overheads of a second write disconnect that DiskSim 4.0 itself never triggers).
 //!   Each such name is listed explicitly with the reason; there is no wildcard.
+//!
+//! All ten of DiskSim's validated drives import; `crates/disk/tests/validation.rs` replays each
+//! against its measured trace.
 //!
 //! Anything else is an [`DiskSimError::UnknownParameter`] error. All errors name the file, the
 //! line and the parameter, and say what would be valid.
@@ -27,7 +31,9 @@ use std::path::Path;
 
 use parse::{Block, Param, Pos, Statement, Value};
 
-use crate::hdd::{CacheParams, HddModel, HddParams, KeepRequest, Overheads, ReadAhead, WriteBack};
+use crate::hdd::{
+    CacheParams, HddModel, HddParams, KeepRequest, Overheads, ReadAhead, Reselect, WriteBack,
+};
 use crate::layout::{Layout, Sparing, SurfaceOrder, Zone};
 use crate::seek::SeekCurve;
 
@@ -150,6 +156,7 @@ const STATS: &str = "statistics output only";
 const ONE_OUTSTANDING: &str = "needs a second queued request; validation keeps one outstanding";
 const ONE_DEVICE: &str = "bus sharing between devices; one disk per bus here";
 const WORKLOAD: &str = "describes a synthetic workload, not the drive";
+const EXTRA_DISCONNECT: &str = "the second disconnect of an `Extra write disconnect` drive: DiskSim 4.0 never flags a write for it (that code is commented out), so these overheads never apply";
 
 const GLOBAL: &[(&str, Class)] = &[
     ("Init Seed", Irrelevant("the model has no randomness")),
@@ -374,7 +381,7 @@ const DISK: &[(&str, Class)] = &[
     ("Allow read hits on write data", Used),
     ("Allow write prebuffering", Irrelevant(ONE_OUTSTANDING)),
     ("Preseeking level", Irrelevant("preseeks toward the next queued request; none is queued")),
-    ("Never disconnect", Irrelevant(ONE_DEVICE)),
+    ("Never disconnect", Used),
     ("Avg sectors per cylinder", Irrelevant("exported to host schedulers; DiskSim's disk does not use it")),
     ("Maximum number of write segments", Used),
     ("Use separate write segment", Used),
@@ -408,19 +415,19 @@ const DISK: &[(&str, Class)] = &[
     ("Write miss over. after write", Used),
     ("Read completion overhead", Used),
     ("Write completion overhead", Used),
-    ("Data preparation overhead", MustBeZero("the disconnect/reselect protocol is not modelled")),
-    ("First reselect overhead", MustBeZero("the disconnect/reselect protocol is not modelled")),
-    ("Other reselect overhead", MustBeZero("the disconnect/reselect protocol is not modelled")),
-    ("Read disconnect afterread", MustBeZero("the disconnect/reselect protocol is not modelled")),
-    ("Read disconnect afterwrite", MustBeZero("the disconnect/reselect protocol is not modelled")),
-    ("Write disconnect overhead", MustBeZero("the disconnect/reselect protocol is not modelled")),
-    ("Extra write disconnect", MustBeZero("the disconnect/reselect protocol is not modelled")),
-    ("Extradisc command overhead", MustBeZero("the disconnect/reselect protocol is not modelled")),
-    ("Extradisc disconnect overhead", MustBeZero("the disconnect/reselect protocol is not modelled")),
-    ("Extradisc inter-disconnect delay", MustBeZero("the disconnect/reselect protocol is not modelled")),
-    ("Extradisc 2nd disconnect overhead", MustBeZero("the disconnect/reselect protocol is not modelled")),
-    ("Extradisc seek delta", MustBeZero("the disconnect/reselect protocol is not modelled")),
-    ("Minimum seek delay", MustBeZero("a minimum delay before non-sequential writes is not modelled")),
+    ("Data preparation overhead", Used),
+    ("First reselect overhead", Used),
+    ("Other reselect overhead", Irrelevant(EXTRA_DISCONNECT)),
+    ("Read disconnect afterread", Used),
+    ("Read disconnect afterwrite", Used),
+    ("Write disconnect overhead", Used),
+    ("Extra write disconnect", Used),
+    ("Extradisc command overhead", Irrelevant(EXTRA_DISCONNECT)),
+    ("Extradisc disconnect overhead", Irrelevant(EXTRA_DISCONNECT)),
+    ("Extradisc inter-disconnect delay", Irrelevant(EXTRA_DISCONNECT)),
+    ("Extradisc 2nd disconnect overhead", Irrelevant(EXTRA_DISCONNECT)),
+    ("Extradisc seek delta", Irrelevant(EXTRA_DISCONNECT)),
+    ("Minimum seek delay", Used),
 ];
 
 const DM_DISK: &[(&str, Class)] = &[
@@ -470,14 +477,8 @@ const MECH_G1: &[(&str, Class)] = &[
     ),
     ("Full seek curve", Used),
     ("Add. write settling delay", Used),
-    (
-        "HPL seek equation values",
-        Irrelevant("used by the hpl seek types; the extracted table is used"),
-    ),
-    (
-        "First ten seek times",
-        Irrelevant("used by the 1st10+hpl seek type; the extracted table is used"),
-    ),
+    ("HPL seek equation values", Used),
+    ("First ten seek times", Used),
     ("Head switch time", Used),
     ("Rotation speed (in rpms)", Used),
     (
@@ -596,6 +597,21 @@ fn time_ms(b: &Block, key: &str) -> Result<f64, DiskSimError> {
             p,
             v,
             format!("a time in milliseconds from 0 to {MAX_TIME_MS}"),
+        ));
+    }
+    Ok(v)
+}
+
+/// A write settling delay in milliseconds, from -[`MAX_TIME_MS`] to [`MAX_TIME_MS`]: unlike
+/// the other times it may be negative (see `HddModel::seek_ms`); DiskSim accepts any value.
+fn settle_ms(b: &Block, key: &str) -> Result<f64, DiskSimError> {
+    let p = get(b, key)?;
+    let v = num_of(p)?;
+    if !(-MAX_TIME_MS..=MAX_TIME_MS).contains(&v) {
+        return Err(DiskSimError::bad(
+            p,
+            v,
+            format!("a time in milliseconds from -{MAX_TIME_MS} to {MAX_TIME_MS}"),
         ));
     }
     Ok(v)
@@ -805,23 +821,15 @@ fn model_of(parv: &Path, stmts: &[Statement]) -> Result<HddModel, DiskSimError> 
             ));
         }
     }
-    if bus_read != bus_write && bus_read.max(bus_write) > 0.0 {
-        return Err(DiskSimError::Invalid {
-            file: parv.to_path_buf().into(),
-            line: 1,
-            message: format!(
-                "bus read and write block transfer times differ ({bus_read} vs {bus_write} ms); the model has one bus rate"
-            ),
-        });
-    }
-    build_disk(disk, bus_read.max(bus_write).max(ctlr_bulk))
+    // The slowest stage of the path sets the rate, per direction.
+    build_disk(disk, bus_read.max(ctlr_bulk), bus_write.max(ctlr_bulk))
 }
 
 fn flag(b: &Block, key: &str) -> Result<bool, DiskSimError> {
     Ok(int(b, key, 0, 1)? == 1)
 }
 
-fn build_disk(d: &Block, path_bus: f64) -> Result<HddModel, DiskSimError> {
+fn build_disk(d: &Block, path_read: f64, path_write: f64) -> Result<HddModel, DiskSimError> {
     check(block(d, "Scheduler", "disksim_ioqueue")?, IOQUEUE)?;
     let model = block(d, "Model", "dm_disk")?;
     check(model, DM_DISK)?;
@@ -859,15 +867,10 @@ fn build_disk(d: &Block, path_bus: f64) -> Result<HddModel, DiskSimError> {
         0,
         nsegs.max(1) as i64,
     )? as u32;
+    // DiskSim's loader accepts 0 to 2, but its disk and cache code only ever ask whether the
+    // value is non-zero: 2 (the HP C2490A's file) caches exactly as 1 does. A third mode was
+    // planned and never written; reading it as "on" is what DiskSim validated that drive with.
     let enable = int(d, "Enable caching in buffer", 0, 2)?;
-    if enable == 2 {
-        return Err(DiskSimError::unsupported(
-            get(d, "Enable caching in buffer")?,
-            2,
-            "0 or 1",
-            "mode 2 is not modelled",
-        ));
-    }
     let contread = int(d, "Buffer continuous read", 0, 4)?;
     let read_ahead = match contread {
         0 => ReadAhead::Off,
@@ -881,14 +884,6 @@ fn build_disk(d: &Block, path_bus: f64) -> Result<HddModel, DiskSimError> {
         0 => KeepRequest::Keep,
         _ => KeepRequest::Overwrite,
     };
-    if flag(d, "Read-ahead on idle hit")? {
-        return Err(DiskSimError::unsupported(
-            get(d, "Read-ahead on idle hit")?,
-            1,
-            "0",
-            "starting a read-ahead after a full cache hit is not modelled",
-        ));
-    }
     let fast = int(d, "Fast write level", 0, 2)?;
     let immed_read = int(d, "Immediate buffer read", 0, 2)?;
     let immed_write = int(d, "Immediate buffer write", 0, 2)?;
@@ -924,7 +919,7 @@ fn build_disk(d: &Block, path_bus: f64) -> Result<HddModel, DiskSimError> {
         ));
     }
     let cache = CacheParams {
-        enabled: enable == 1 && nsegs > 0,
+        enabled: enable != 0 && nsegs > 0,
         segments: nsegs,
         segment_sectors: segsize,
         separate_write_segment: flag(d, "Use separate write segment")?,
@@ -949,6 +944,7 @@ fn build_disk(d: &Block, path_bus: f64) -> Result<HddModel, DiskSimError> {
         stop_prefetch_in_sector: flag(d, "Stop prefetch in sector")?,
         read_water: water,
         water_by_request: flag(d, "Set watermark by reqsize")?,
+        read_ahead_on_idle_hit: flag(d, "Read-ahead on idle hit")?,
     };
     let blk = time_ms(d, "Bulk sector transfer time")?;
     let (layout, mech) = build_model(model)?;
@@ -962,8 +958,28 @@ fn build_disk(d: &Block, path_bus: f64) -> Result<HddModel, DiskSimError> {
         head_switch_random_ms: one_cyl,
         write_settle_ms: mech.settle,
         overheads,
-        bus_ms_per_sector: blk.max(path_bus),
+        bus_ms_per_sector: blk.max(path_read),
+        bus_write_ms_per_sector: blk.max(path_write),
         cache,
+        reselect: if flag(d, "Never disconnect")? {
+            // A drive that never disconnects keeps the bus through the mechanical work, so
+            // DiskSim charges none of the protocol's overheads.
+            Reselect {
+                min_write_delay: ov("Minimum seek delay")?,
+                write_prebuffer: flag(d, "Extra write disconnect")?,
+                ..Reselect::default()
+            }
+        } else {
+            Reselect {
+                read_disconnect_after_read: ov("Read disconnect afterread")?,
+                read_disconnect_after_write: ov("Read disconnect afterwrite")?,
+                write_disconnect: ov("Write disconnect overhead")?,
+                reselect: ov("First reselect overhead")?,
+                data_prep: ov("Data preparation overhead")?,
+                min_write_delay: ov("Minimum seek delay")?,
+                write_prebuffer: flag(d, "Extra write disconnect")?,
+            }
+        },
     };
     let name = d.name.clone().unwrap_or_else(|| "disksim".into());
     Ok(HddModel::new(name, layout, params))
@@ -978,7 +994,11 @@ struct Mech {
 
 fn build_model(m: &Block) -> Result<(Layout, Mech), DiskSimError> {
     let surfaces = int(m, "Number of data surfaces", 1, 1024)? as u32;
-    let cyls = int(m, "Number of cylinders", 1, i64::from(u32::MAX))? as u32;
+    // `Number of cylinders` is checked but not used: the zones are the geometry. DiskSim maps
+    // blocks and measures seek distances from the zones alone and never compares their last
+    // cylinder with this count, and extraction tools disagree on it (the HP C2490A's file
+    // gives 2629 cylinders and a last zone that ends at cylinder 2629, counting from 0).
+    int(m, "Number of cylinders", 1, i64::from(u32::MAX))?;
     let count_p = get(m, "Block count")?;
     let count = int_of(count_p, 1, i64::MAX)? as u64;
     let lay = block(m, "Layout Model", "dm_layout_g1")?;
@@ -994,7 +1014,9 @@ fn build_model(m: &Block) -> Result<(Layout, Mech), DiskSimError> {
     let range = int(lay, "Rangesize for sparing", 1, i64::from(u32::MAX))? as u32;
     let sparing = match scheme {
         0 => Sparing::None,
-        2 => Sparing::PerRange { cyls: 1 },
+        1 => Sparing::Tracks,
+        2 => Sparing::PerCylinder,
+        3 => Sparing::PerTrack,
         7 => Sparing::AtEnd,
         8 => Sparing::PerRange { cyls: range },
         9 => Sparing::PerZone,
@@ -1002,7 +1024,7 @@ fn build_model(m: &Block) -> Result<(Layout, Mech), DiskSimError> {
             return Err(DiskSimError::unsupported(
                 scheme_p,
                 v,
-                "0 (none), 2 (per cylinder), 7 (at the end of the disk), 8 (per cylinder range), 9 (per zone)",
+                "0 (none), 1 (spare tracks per zone), 2 (per cylinder), 3 (per track), 7 (at the end of the disk), 8 (per cylinder range), 9 (per zone)",
                 "that sparing scheme's LBN mapping is not implemented",
             ))
         }
@@ -1067,20 +1089,20 @@ fn build_model(m: &Block) -> Result<(Layout, Mech), DiskSimError> {
         zone.first_offset = sect("Offset of first block")?;
         zone.dead_space = int(z, "Empty space at zone front", 0, i64::MAX)? as u64;
         zone.spares = int(z, "Number of spares", 0, i64::MAX)? as u64;
-        if last >= cyls {
-            return Err(DiskSimError::bad(
-                get(z, "Last cylinder number")?,
-                last,
-                format!("a cylinder below `Number of cylinders` ({cyls})"),
-            ));
-        }
         let slips_p = get(z, "slips")?;
         zone.slips = int_list(slips_p)?;
-        if zone.slips.windows(2).any(|w| w[0] >= w[1]) {
+        // A slip list names the sectors (or tracks) the drive skipped at format time: a set,
+        // whose order means nothing. Extraction tools print them in the order they found them
+        // (Atlas III's list has runs found by a later pass appended at its end); DiskSim's
+        // mapping loops count each slip at or before the block as they meet it, which places
+        // the blocks where the drive has them only when the list is ascending. So the list is
+        // sorted here. A sector listed twice would be skipped twice, which no drive does.
+        zone.slips.sort_unstable();
+        if let Some(w) = zone.slips.windows(2).find(|w| w[0] == w[1]) {
             return Err(DiskSimError::bad(
                 slips_p,
-                "an unsorted list",
-                "ascending sector numbers",
+                format!("sector {} listed twice", w[0]),
+                "each slipped sector once",
             ));
         }
         if scheme == 7 && zone.spares != 0 {
@@ -1141,22 +1163,27 @@ fn build_model(m: &Block) -> Result<(Layout, Mech), DiskSimError> {
         ));
     }
     let (st, st_p) = word(mech, "Seek type")?;
-    if st != "extracted" {
-        return Err(DiskSimError::unsupported(
-            st_p,
-            st,
-            "extracted",
-            "only measured seek tables are imported",
-        ));
-    }
-    let (curve, curve_p) = word(mech, "Full seek curve")?;
-    let seek_path = curve_p
-        .pos
-        .file
-        .parent()
-        .unwrap_or(Path::new("."))
-        .join(curve);
-    let seek = read_seek_file(&seek_path, &curve_p.pos)?;
+    let seek = match st {
+        "extracted" => {
+            let (curve, curve_p) = word(mech, "Full seek curve")?;
+            let seek_path = curve_p
+                .pos
+                .file
+                .parent()
+                .unwrap_or(Path::new("."))
+                .join(curve);
+            read_seek_file(&seek_path, &curve_p.pos)?
+        }
+        "hpl" | "hplplus10" => hpl_seek(mech, st == "hplplus10")?,
+        _ => {
+            return Err(DiskSimError::unsupported(
+                st_p,
+                st,
+                "extracted, hpl or hplplus10",
+                "only measured seek tables and Ruemmler and Wilkes's equation are imported",
+            ))
+        }
+    };
     let rpm_p = get(mech, "Rotation speed (in rpms)")?;
     let rpm = num_of(rpm_p)?;
     // A revolution longer than MAX_TIME_MS (or a speed no motor reaches) is no drive; it
@@ -1175,9 +1202,102 @@ fn build_model(m: &Block) -> Result<(Layout, Mech), DiskSimError> {
             rpm,
             seek,
             head_switch: time_ms(mech, "Head switch time")?,
-            settle: time_ms(mech, "Add. write settling delay")?,
+            settle: settle_ms(mech, "Add. write settling delay")?,
         },
     ))
+}
+
+/// The seek equation of Ruemmler and Wilkes ("An introduction to disk drive modeling", IEEE
+/// Computer, March 1994), DiskSim's `hpl` seek type: `HPL seek equation values` are
+/// `[boundary, a, b, c, e, single]`; a seek of d cylinders takes `a + b·sqrt(d)` below the
+/// boundary (the arm accelerates and decelerates without coasting) and `c + e·d` from it on
+/// (it coasts at full speed), and one cylinder takes `Single cylinder seek time` unless `single`
+/// is -1. `hplplus10` (UM TR CSE-TR-194-94) gives the first ten distances explicitly in `First
+/// ten seek times`, since short seeks are dominated by settling and follow no equation.
+///
+/// Seek distances are whole cylinders, so the curve is tabulated at every distance to just past
+/// the boundary; beyond the table, the model's linear extrapolation continues the linear part.
+fn hpl_seek(mech: &Block, first_ten: bool) -> Result<SeekCurve, DiskSimError> {
+    let hp = get(mech, "HPL seek equation values")?;
+    let v = num_list(hp)?;
+    if v.len() != 6 {
+        return Err(DiskSimError::bad(
+            hp,
+            format!("{} numbers", v.len()),
+            "6 numbers: boundary, sqrt constant, sqrt factor, linear constant, linear factor, single-cylinder flag",
+        ));
+    }
+    // The boundary is a distance in cylinders; past it the curve is linear, so the table
+    // stops just after it. A million cylinders is beyond any drive and keeps the table small.
+    const MAX_BOUNDARY: f64 = 1_000_000.0;
+    if !(1.0..=MAX_BOUNDARY).contains(&v[0]) || v[1..5].iter().any(|x| x.abs() > MAX_TIME_MS) {
+        return Err(DiskSimError::bad(
+            hp,
+            format!("{v:?}"),
+            format!(
+                "a boundary from 1 to {MAX_BOUNDARY} cylinders and times within {MAX_TIME_MS} ms"
+            ),
+        ));
+    }
+    let boundary = v[0] as u32;
+    let ten = if first_ten {
+        let p = get(mech, "First ten seek times")?;
+        let t = num_list(p)?;
+        if t.len() != 10 || t.iter().any(|x| !(0.0..=MAX_TIME_MS).contains(x)) {
+            return Err(DiskSimError::bad(
+                p,
+                format!("{} numbers", t.len()),
+                format!("10 times in milliseconds from 0 to {MAX_TIME_MS}"),
+            ));
+        }
+        Some(t)
+    } else {
+        None
+    };
+    let single = if ten.is_none() && v[5] != -1.0 {
+        Some(time_ms(mech, "Single cylinder seek time")?)
+    } else {
+        None
+    };
+    let last = boundary.saturating_add(1).max(12);
+    let mut pts = Vec::with_capacity(last as usize);
+    for d in 1..=last {
+        let t = match (&ten, single) {
+            (Some(t), _) if d <= 10 => t[d as usize - 1],
+            (None, Some(s)) if d == 1 => s,
+            _ if d < boundary => v[1] + v[2] * f64::from(d).sqrt(),
+            _ => v[3] + v[4] * f64::from(d),
+        };
+        pts.push((d, t.max(0.0)));
+    }
+    Ok(SeekCurve::Table(pts))
+}
+
+/// A list of numbers `[ ... ]`.
+fn num_list(p: &Param) -> Result<Vec<f64>, DiskSimError> {
+    let Value::List(items) = &p.value else {
+        return Err(DiskSimError::bad(
+            p,
+            describe(&p.value),
+            "a list of numbers `[ ... ]`",
+        ));
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for (v, pos) in items {
+        match v {
+            Value::Number(n) if n.is_finite() => out.push(*n),
+            other => {
+                return Err(DiskSimError::BadValue {
+                    file: pos.file.clone().into(),
+                    line: pos.line,
+                    param: p.key.clone(),
+                    value: describe(other),
+                    expected: "numbers".into(),
+                })
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// `Some(true)` for sectors, `Some(false)` for revolutions, `None` if not given.
