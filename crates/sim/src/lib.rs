@@ -31,6 +31,7 @@ pub mod issuer;
 pub mod layout;
 pub mod paper;
 pub mod report;
+pub mod trace;
 pub mod workload;
 
 use antsched_disk::DeviceModel;
