@@ -81,7 +81,7 @@ impl LineParser for Blkparse {
             self.pairs.complete(device, sector, time, out);
             return Ok(());
         }
-        let Some(op) = op else { return Ok(()) };
+        let Some((op, sync)) = op else { return Ok(()) };
         if sectors == 0 {
             return Ok(());
         }
@@ -91,6 +91,7 @@ impl LineParser for Blkparse {
                 pid: Some(pid),
                 device,
                 op,
+                sync,
                 sector,
                 bytes: sectors
                     .checked_mul(512)

@@ -45,6 +45,7 @@ impl LineParser for DiskSim {
             pid: None,
             device,
             op: if flags & 1 == 1 { Op::Read } else { Op::Write },
+            sync: flags & 1 == 1,
             sector,
             bytes: blocks
                 .checked_mul(512)

@@ -124,6 +124,7 @@ impl LineParser for FioLog {
             pid: None,
             device: 0,
             op,
+            sync: true,
             sector: at / 512,
             bytes: length,
             completed: None,

@@ -35,6 +35,10 @@ pub struct Record {
     /// Where the trace has no process ids, the replay's contexts are inferred from it.
     pub device: u32,
     pub op: Op,
+    /// Whether the issuer waits for it: reads, and writes the trace marks synchronous (`S`
+    /// in the rwbs flags of perf and blkparse; every write of a fio log, since fio waits for
+    /// its own I/O). Anticipation is driven by synchronous requests only.
+    pub sync: bool,
     /// First sector (512 bytes).
     pub sector: u64,
     pub bytes: u64,
@@ -109,6 +113,18 @@ impl Format {
         matches!(self, Format::Perf | Format::Blkparse | Format::Msr)
     }
 
+    /// What the replay calls one of its contexts: the process where the format names it,
+    /// else the stream it is inferred from.
+    pub fn stream_label(self) -> &'static str {
+        match self {
+            Format::Perf | Format::Blkparse => "pid",
+            Format::Msr => "disk",
+            Format::Spc => "asu",
+            Format::FioLog => "fio",
+            Format::DiskSim => "devno",
+        }
+    }
+
     fn parser(self) -> Box<dyn LineParser> {
         match self {
             Format::Perf => Box::new(perf::Perf::default()),
@@ -159,6 +175,48 @@ trait LineParser {
     fn line(&mut self, line: &str, number: u64, out: &mut VecDeque<Record>) -> Result<(), String>;
     /// The input ended: push what is still held back (requests waiting for completions).
     fn finish(&mut self, _out: &mut VecDeque<Record>) {}
+}
+
+/// Opens the trace at `path` for reading as it is replayed, in `format` or the one its first
+/// lines show. With it, a function that tells how far through the file the reader is (0 to 1),
+/// for progress.
+#[allow(clippy::type_complexity)]
+pub fn open_file(
+    path: &std::path::Path,
+    format: Option<Format>,
+) -> Result<(TraceReader<impl BufRead>, impl Fn() -> f64), TraceError> {
+    let name = path.display().to_string();
+    let io = |source| TraceError::Io {
+        file: name.clone(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    let read = std::rc::Rc::new(std::cell::Cell::new(0u64));
+    let counting = Counting {
+        inner: file,
+        read: read.clone(),
+    };
+    let reader = TraceReader::open(
+        std::io::BufReader::with_capacity(1 << 16, counting),
+        &name,
+        format,
+    )?;
+    Ok((reader, move || read.get() as f64 / len.max(1) as f64))
+}
+
+/// A reader that counts the bytes read through it.
+struct Counting<R> {
+    inner: R,
+    read: std::rc::Rc<std::cell::Cell<u64>>,
+}
+
+impl<R: std::io::Read> std::io::Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.set(self.read.get() + n as u64);
+        Ok(n)
+    }
 }
 
 /// The longest line a trace may have. A garbage file without line endings would otherwise be

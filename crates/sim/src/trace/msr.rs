@@ -57,6 +57,7 @@ impl LineParser for Msr {
             pid: None,
             device,
             op,
+            sync: op == Op::Read,
             sector: offset / 512,
             bytes,
             completed: response.checked_mul(TICK).and_then(|r| time.checked_add(r)),

@@ -29,8 +29,11 @@ enum Event {
     Complete,
 }
 
-/// The fields of a block event after its name: (device, op if a read or write, sector, sectors).
-pub(crate) fn block_fields(rest: &[&str]) -> Result<(u32, Option<Op>, u64, u64), String> {
+/// The fields of a block event after its name: the device, the operation and whether it is
+/// synchronous if it is a read or a write, the sector, the number of sectors.
+pub(crate) type BlockFields = (u32, Option<(Op, bool)>, u64, u64);
+
+pub(crate) fn block_fields(rest: &[&str]) -> Result<BlockFields, String> {
     let dev = rest
         .first()
         .ok_or("a device major,minor after the event name")?;
@@ -45,7 +48,8 @@ pub(crate) fn block_fields(rest: &[&str]) -> Result<(u32, Option<Op>, u64, u64),
     }
     let sector: u64 = int(rest[plus - 1], "the sector before `+`")?;
     let sectors: u64 = int(rest[plus + 1], "the number of sectors after `+`")?;
-    Ok((device, rwbs_op(rwbs), sector, sectors))
+    let op = rwbs_op(rwbs).map(|op| (op, op == Op::Read || rwbs.contains('S')));
+    Ok((device, op, sector, sectors))
 }
 
 /// `major,minor` as one number, `major << 20 | minor` (the kernel's `dev_t`).
@@ -110,7 +114,7 @@ impl LineParser for Perf {
         let (device, op, sector, sectors) = block_fields(&tokens[at + 1..])?;
         match event {
             Event::Issue => {
-                let Some(op) = op else { return Ok(()) };
+                let Some((op, sync)) = op else { return Ok(()) };
                 if sectors == 0 {
                     return Ok(());
                 }
@@ -120,6 +124,7 @@ impl LineParser for Perf {
                         pid: Some(pid),
                         device,
                         op,
+                        sync,
                         sector,
                         bytes: sectors
                             .checked_mul(512)

@@ -56,6 +56,7 @@ impl LineParser for Spc {
             pid: None,
             device,
             op,
+            sync: op == Op::Read,
             sector,
             bytes,
             completed: None,
