@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 
 use antsched_core::Op;
 
-use super::{cut, decimal_ns, int, LineParser, Record};
+use super::{cut, decimal_ns, fields, int, LineParser, Record};
 
 pub struct DiskSim;
 
@@ -23,11 +23,11 @@ impl LineParser for DiskSim {
         if line.is_empty() || line.starts_with('#') {
             return Ok(());
         }
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() != 5 {
+        let (f, n) = fields::<5>(line.split_whitespace());
+        if n != 5 {
             return Err(format!(
                 "5 fields `TIME_MS DEVNO BLKNO SIZE FLAGS`, found {} in {:?}",
-                f.len(),
+                n,
                 cut(line)
             ));
         }

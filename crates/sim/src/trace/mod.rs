@@ -251,13 +251,11 @@ impl<R: BufRead> TraceReader<R> {
             Some(f) => f,
             None => {
                 while peeked.len() < DETECT_LINES {
-                    match read_line(&mut input, &mut buf, file, line + 1)? {
-                        None => break,
-                        Some(text) => {
-                            line += 1;
-                            peeked.push_back((line, text));
-                        }
+                    if !read_line(&mut input, &mut buf, file, line + 1)? {
+                        break;
                     }
+                    line += 1;
+                    peeked.push_back((line, String::from_utf8_lossy(&buf).into_owned()));
                 }
                 detect(peeked.iter().map(|(_, l)| l.as_str())).ok_or_else(|| {
                     TraceError::Undetected {
@@ -285,20 +283,22 @@ impl<R: BufRead> TraceReader<R> {
 
     fn fill(&mut self) -> Result<(), TraceError> {
         while self.out.is_empty() && !self.done {
+            let peeked;
             let (number, text) = match self.peeked.pop_front() {
-                Some(l) => l,
-                None => match read_line(&mut self.input, &mut self.buf, &self.file, self.line + 1)?
-                {
-                    Some(text) => {
-                        self.line += 1;
-                        (self.line, text)
-                    }
-                    None => {
+                Some((n, l)) => {
+                    peeked = l;
+                    (n, std::borrow::Cow::Borrowed(peeked.as_str()))
+                }
+                None => {
+                    if !read_line(&mut self.input, &mut self.buf, &self.file, self.line + 1)? {
                         self.done = true;
                         self.parser.finish(&mut self.out);
                         break;
                     }
-                },
+                    self.line += 1;
+                    // Borrowed as it is when it is UTF-8, as a trace's lines are: no copy.
+                    (self.line, String::from_utf8_lossy(&self.buf))
+                }
             };
             self.parser
                 .line(&text, number, &mut self.out)
@@ -327,14 +327,15 @@ impl<R: BufRead> Iterator for TraceReader<R> {
     }
 }
 
-/// Reads one line of at most [`MAX_LINE`] bytes, without its ending; `None` at the end.
-/// Bytes that are not UTF-8 become U+FFFD, so garbage fails to parse rather than to read.
+/// Reads one line of at most [`MAX_LINE`] bytes into `buf`, without its ending; false at the
+/// end. The caller reads it with `from_utf8_lossy`: bytes that are not UTF-8 become U+FFFD,
+/// so garbage fails to parse rather than to read.
 fn read_line<R: BufRead>(
     input: &mut R,
     buf: &mut Vec<u8>,
     file: &str,
     number: u64,
-) -> Result<Option<String>, TraceError> {
+) -> Result<bool, TraceError> {
     buf.clear();
     let io = |source| TraceError::Io {
         file: file.to_string(),
@@ -348,7 +349,7 @@ fn read_line<R: BufRead>(
         };
         if chunk.is_empty() {
             if buf.is_empty() {
-                return Ok(None);
+                return Ok(false);
             }
             break;
         }
@@ -372,7 +373,7 @@ fn read_line<R: BufRead>(
     while matches!(buf.last(), Some(b'\n' | b'\r')) {
         buf.pop();
     }
-    Ok(Some(String::from_utf8_lossy(buf).into_owned()))
+    Ok(true)
 }
 
 /// The format the first lines of a trace are in, if any format's parser takes them. Blank
@@ -431,6 +432,22 @@ pub(crate) fn decimal_ns(s: &str, unit: u64) -> Option<Nanos> {
         ns += f * u128::from(unit) / 10u128.pow(frac.len() as u32);
     }
     u64::try_from(ns).ok()
+}
+
+/// The first `N` fields of `it` and how many fields it has in all: the fields of a line
+/// without a vector per line.
+pub(crate) fn fields<'s, const N: usize>(
+    it: impl Iterator<Item = &'s str>,
+) -> ([&'s str; N], usize) {
+    let mut f = [""; N];
+    let mut n = 0;
+    for (i, x) in it.enumerate() {
+        if i < N {
+            f[i] = x;
+        }
+        n = i + 1;
+    }
+    (f, n)
 }
 
 /// A whole number, or what was expected instead.

@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 
 use antsched_core::Op;
 
-use super::{cut, int, LineParser, Record};
+use super::{cut, fields, int, LineParser, Record};
 
 /// Windows filetime ticks are 100 ns.
 const TICK: u64 = 100;
@@ -28,11 +28,11 @@ impl LineParser for Msr {
         if line.is_empty() || line.starts_with('#') || line.starts_with("Timestamp,") {
             return Ok(());
         }
-        let f: Vec<&str> = line.split(',').map(str::trim).collect();
-        if f.len() != 7 {
+        let (f, n) = fields::<7>(line.split(',').map(str::trim));
+        if n != 7 {
             return Err(format!(
                 "7 fields `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`, found {} in {:?}",
-                f.len(),
+                n,
                 cut(line)
             ));
         }

@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 
 use antsched_core::Op;
 
-use super::{cut, decimal_ns, int, LineParser, Record};
+use super::{cut, decimal_ns, fields, int, LineParser, Record};
 
 pub struct Spc;
 
@@ -25,11 +25,11 @@ impl LineParser for Spc {
         if line.is_empty() || line.starts_with('#') {
             return Ok(());
         }
-        let f: Vec<&str> = line.split(',').map(str::trim).collect();
-        if f.len() < 5 {
+        let (f, n) = fields::<5>(line.split(',').map(str::trim));
+        if n < 5 {
             return Err(format!(
                 "5 fields `ASU,LBA,Size,Opcode,Timestamp`, found {} in {:?}",
-                f.len(),
+                n,
                 cut(line)
             ));
         }
