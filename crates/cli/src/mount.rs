@@ -35,6 +35,10 @@ pub struct Args {
     /// Print where each file lies on the emulated disk.
     #[arg(long)]
     show_layout: bool,
+    /// Write every disk request the mount makes to FILE, as a fio version 3 I/O log, for
+    /// `antsched sim --trace FILE` (offsets are the emulated disk's; see docs/traces.md).
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
     /// Also write the final statistics as JSON (`{"runs": [...]}`) to FILE.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -59,6 +63,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     };
     cfg.context = a.context;
     cfg.allow_other = a.allow_other;
+    cfg.record = a.record;
     let mount = antsched_fuse::mount(&cfg)?;
     if a.show_layout {
         print!("{}", antsched_fuse::layout::describe(mount.placements()));
