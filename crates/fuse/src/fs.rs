@@ -938,7 +938,7 @@ impl AntFs {
             self.shared.io.record(context, len, issued, done);
         }
         if let Some(r) = &self.shared.record {
-            r.note(op, issued, &runs);
+            r.note(op, context.0, issued, done, &runs);
         }
         Ok(value)
     }

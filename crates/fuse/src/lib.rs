@@ -105,6 +105,7 @@ pub struct MountConfig {
     pub seed: u64,
     /// Write every disk request to this file, as a fio version 3 I/O log (see [`record`]).
     pub record: Option<PathBuf>,
+    pub record_format: record::RecordFormat,
 }
 
 impl MountConfig {
@@ -122,6 +123,7 @@ impl MountConfig {
             threads: 16,
             seed: 1,
             record: None,
+            record_format: record::RecordFormat::Fio,
         }
     }
 }
@@ -478,7 +480,7 @@ pub fn mount(cfg: &MountConfig) -> Result<Mount, MountError> {
         .record
         .as_deref()
         .map(|p| {
-            record::Recorder::create(p).map_err(|source| MountError::Record {
+            record::Recorder::create(p, cfg.record_format).map_err(|source| MountError::Record {
                 path: p.to_path_buf(),
                 source,
             })
