@@ -176,3 +176,44 @@ fn processes_are_contexts_and_a_malformed_line_ends_the_run_with_its_error() {
         "{e}"
     );
 }
+
+/// Mutated samples replayed (cut short, bytes flipped), in both loops: a report or an error,
+/// never a panic, whatever times, sectors and sizes the mutations make.
+#[test]
+fn mutated_traces_replay_or_fail_but_never_panic() {
+    use rand::{RngExt, SeedableRng};
+    let samples = [
+        include_str!("../../../examples/traces/perf-dd-ext4-loop.txt"),
+        include_str!("../../../examples/traces/blkparse.txt"),
+        include_str!("../../../examples/traces/msr.csv"),
+        include_str!("../../../examples/traces/spc.csv"),
+        include_str!("../../../examples/traces/fio-v3.iolog"),
+        include_str!("../../../examples/traces/disksim.txt"),
+    ];
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1919);
+    for text in samples {
+        for round in 0..40 {
+            let mut m = text.as_bytes().to_vec();
+            if round % 2 == 0 {
+                m.truncate(rng.random_range(0..=m.len()));
+            } else {
+                for _ in 0..rng.random_range(1..6) {
+                    let i = rng.random_range(0..m.len());
+                    m[i] = if rng.random_range(0..2) == 0 {
+                        rng.random_range(b'0'..=b'9')
+                    } else {
+                        rng.random()
+                    };
+                }
+            }
+            let text = String::from_utf8_lossy(&m);
+            for mode in [Loop::Open, Loop::Closed] {
+                let opts = ReplayOptions {
+                    mode,
+                    ..Default::default()
+                };
+                let _ = replay(&text, None, opts, "as-aged-sptf");
+            }
+        }
+    }
+}

@@ -194,7 +194,10 @@ impl<'a> Replay<'a> {
             None => r.time == last.trace_issue,
         };
         if together {
-            return Some(last.sim_issue + self.gap(r.time.saturating_sub(last.trace_issue)));
+            return Some(
+                last.sim_issue
+                    .saturating_add(self.gap(r.time.saturating_sub(last.trace_issue))),
+            );
         }
         let done = last.sim_done?;
         let think = match last.trace_done {
