@@ -1,10 +1,15 @@
 use super::*;
 use rand::{RngExt, SeedableRng};
 
-const SAMPLES: [(&str, &str, Format); 7] = [
+const SAMPLES: [(&str, &str, Format); 8] = [
     (
         "perf-dd-ext4-loop.txt",
         include_str!("../../../../examples/traces/perf-dd-ext4-loop.txt"),
+        Format::Perf,
+    ),
+    (
+        "perf-find-cat-dd-ext4-loop.txt",
+        include_str!("../../../../examples/traces/perf-find-cat-dd-ext4-loop.txt"),
         Format::Perf,
     ),
     (
@@ -76,7 +81,7 @@ fn perf_pairs_issues_with_completions_in_issue_order() {
 
 #[test]
 fn blkparse_takes_queue_events_and_skips_the_summary() {
-    let (_, r) = read(SAMPLES[1].1, None).unwrap();
+    let (_, r) = read(SAMPLES[2].1, None).unwrap();
     assert_eq!(r.len(), 20);
     assert_eq!(r[0].completed, Some(837_000));
     assert_eq!(r[0].pid, Some(24967));
@@ -84,27 +89,27 @@ fn blkparse_takes_queue_events_and_skips_the_summary() {
 
 #[test]
 fn units_of_the_csv_and_disksim_formats() {
-    let (_, msr) = read(SAMPLES[2].1, None).unwrap();
+    let (_, msr) = read(SAMPLES[3].1, None).unwrap();
     assert_eq!(msr.len(), 10);
     assert_eq!(msr[0].time, 128_166_372_003_061_629 * 100);
     assert_eq!(msr[0].completed, Some(msr[0].time + 337_300));
     assert_eq!((msr[0].sector, msr[0].bytes), (3_154_059_264 / 512, 4096));
     assert_eq!(msr[5].device, 1);
-    let (_, spc) = read(SAMPLES[3].1, None).unwrap();
+    let (_, spc) = read(SAMPLES[4].1, None).unwrap();
     assert_eq!(
         (spc[2].time, spc[2].sector, spc[2].bytes),
         (26_214_000, 303_574, 3584)
     );
     assert_eq!(spc[5].op, Op::Read);
-    let (_, ds) = read(SAMPLES[6].1, None).unwrap();
+    let (_, ds) = read(SAMPLES[7].1, None).unwrap();
     assert_eq!((ds[1].time, ds[1].op), (2_417_530, Op::Read));
     assert_eq!((ds[3].op, ds[3].bytes), (Op::Write, 4096));
 }
 
 #[test]
 fn fio_logs_of_both_versions_give_the_same_requests() {
-    let (_, v2) = read(SAMPLES[4].1, None).unwrap();
-    let (_, v3) = read(SAMPLES[5].1, None).unwrap();
+    let (_, v2) = read(SAMPLES[5].1, None).unwrap();
+    let (_, v3) = read(SAMPLES[6].1, None).unwrap();
     assert_eq!(v3.len(), 64);
     let place = |r: &Vec<Record>| {
         r.iter()
