@@ -19,8 +19,12 @@
 //! - [`engine`]: the event loop on virtual nanoseconds; the scheduler decides, the device
 //!   ([`device`]) serves.
 //! - [`report`]: what a run reports, in the JSON shape other tools read.
+//! - [`trace`]: block-level traces (perf script, blkparse, MSR, SPC, fio logs, DiskSim),
+//!   parsed as they stream; [`engine::Replay`] replays one as an issuer kind of the engine,
+//!   open or closed loop, one context per process of the trace.
 //!
-//! [`simulate`] runs one job file under one scheduler on one device model.
+//! [`simulate`] runs one job file under one scheduler on one device model; [`replay`] one
+//! trace.
 #![forbid(unsafe_code)]
 
 pub mod cache;
