@@ -35,6 +35,19 @@ pub struct Args {
     /// Print where each file lies on the emulated disk.
     #[arg(long)]
     show_layout: bool,
+    /// Write every disk request the mount makes to FILE, as a fio version 3 I/O log, for
+    /// `antsched sim --trace FILE` (offsets are the emulated disk's; see docs/traces.md).
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+    /// What --record writes: fio (a v3 I/O log: no processes, no completions; one context
+    /// when replayed) or blkparse (each request's context, issue and completion).
+    #[arg(
+        long,
+        value_name = "fio|blkparse",
+        default_value = "fio",
+        requires = "record"
+    )]
+    record_format: antsched_fuse::record::RecordFormat,
     /// Also write the final statistics as JSON (`{"runs": [...]}`) to FILE.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -59,6 +72,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     };
     cfg.context = a.context;
     cfg.allow_other = a.allow_other;
+    cfg.record = a.record;
+    cfg.record_format = a.record_format;
     let mount = antsched_fuse::mount(&cfg)?;
     if a.show_layout {
         print!("{}", antsched_fuse::layout::describe(mount.placements()));

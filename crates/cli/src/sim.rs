@@ -1,9 +1,12 @@
-//! `antsched sim JOB.fio`: one fio job file under several schedulers, side by side.
+//! `antsched sim JOB.fio`: one fio job file under several schedulers, side by side; or
+//! `antsched sim --trace FILE`: a trace replayed under them (see `docs/traces.md`).
 
 use std::path::PathBuf;
 
 use antsched_core::{registry, Spec};
-use antsched_sim::{disk_model, fio::JobFile, simulate_each, RunReport};
+use antsched_sim::engine::{Replay, ReplayOptions};
+use antsched_sim::trace::{self, Format};
+use antsched_sim::{disk_model, fio::JobFile, replay_each, simulate_each, RunReport, SimError};
 use anyhow::Context;
 
 use crate::progress::Progress;
@@ -11,7 +14,32 @@ use crate::progress::Progress;
 #[derive(clap::Args)]
 pub struct Args {
     /// The workload, as a fio job file.
-    job: PathBuf,
+    #[arg(required_unless_present = "trace", conflicts_with = "trace")]
+    job: Option<PathBuf>,
+    /// Replay this trace instead of a job file (perf script, blkparse, MSR, SPC, fio iolog,
+    /// DiskSim ASCII; see docs/traces.md).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// The trace's format, if not the one its first lines show: perf, blkparse, msr, spc,
+    /// fio, disksim.
+    #[arg(long, value_name = "NAME", requires = "trace")]
+    format: Option<String>,
+    /// closed: each process issues a request the trace's think time after its previous one
+    /// completes; open: every request at its trace time.
+    #[arg(
+        long,
+        value_name = "open|closed",
+        default_value = "closed",
+        requires = "trace"
+    )]
+    replay: antsched_sim::engine::Loop,
+    /// Multiply the trace's times by X (0.5 replays twice as fast).
+    #[arg(long, value_name = "X", default_value_t = 1.0, requires = "trace")]
+    time_scale: f64,
+    /// Multiply the trace's sectors by X, to replay a trace of another disk on this one
+    /// (without it, a request beyond this disk's end is an error naming its line).
+    #[arg(long, value_name = "X", requires = "trace")]
+    lba_scale: Option<f64>,
     /// Disk model: a built-in name (see `antsched disks`) or a DiskSim .parv file.
     #[arg(long, default_value = "deskstar-34gxp", value_name = "NAME|FILE")]
     disk: String,
@@ -29,7 +57,6 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let jobs = JobFile::load_with(&a.job, &a.limits.limits()?)?;
     for s in &a.schedulers {
         registry::resolve(&Spec::parse(s)?)?;
     }
@@ -48,7 +75,41 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         let sum: u64 = shares.iter().map(|s| s.load(Relaxed)).sum();
         progress.set_share(sum as f64 / 1000.0 / shares.len() as f64);
     };
-    let results = simulate_each(&jobs, &*disk, &a.schedulers, a.seed, &on_progress)?;
+    let results = match (&a.job, &a.trace) {
+        (Some(job), _) => {
+            let jobs = JobFile::load_with(job, &a.limits.limits()?)?;
+            simulate_each(&jobs, &*disk, &a.schedulers, a.seed, &on_progress)?
+        }
+        (None, Some(trace)) => {
+            let format = a.format.as_deref().map(Format::from_name).transpose()?;
+            for (name, x) in [
+                ("--time-scale", a.time_scale),
+                ("--lba-scale", a.lba_scale.unwrap_or(1.0)),
+            ] {
+                anyhow::ensure!(
+                    x.is_finite() && x > 0.0,
+                    "{name} takes a number above 0, not {x}"
+                );
+            }
+            let opts = ReplayOptions {
+                mode: a.replay,
+                time_scale: a.time_scale,
+                lba_scale: a.lba_scale,
+                ..ReplayOptions::default()
+            };
+            // Opened once here so that a missing file or an unknown format is one error,
+            // before any run; each run then reads the trace again, as it replays it.
+            drop(trace::open_file(trace, format)?);
+            let open = || -> Result<Replay<'static>, SimError> {
+                let (reader, share) = trace::open_file(trace, format)?;
+                let f = reader.format();
+                let name = trace.display().to_string();
+                Ok(Replay::new(Box::new(reader), &name, f, opts).fraction(share))
+            };
+            replay_each(&open, &*disk, &a.schedulers, a.seed, &on_progress)
+        }
+        (None, None) => unreachable!("clap requires a job file or --trace"),
+    };
     progress.finish();
     let runs = results
         .into_iter()

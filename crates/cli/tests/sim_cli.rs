@@ -492,3 +492,60 @@ fn endless_input_files_are_refused_at_a_bound() {
         );
     }
 }
+
+#[test]
+fn sim_replays_a_trace_under_each_scheduler_with_the_json_of_a_job() {
+    let dir = scratch("sim-trace");
+    let json = dir.join("out.json");
+    let out = bin()
+        .args(["sim", "--trace"])
+        .arg(repo().join("examples/traces/perf-dd-ext4-loop.txt"))
+        .args(["--scheduler", "clook", "--scheduler", "as-aged-sptf"])
+        .args(["--replay", "open", "--time-scale", "2"])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for r in runs {
+        assert_eq!(r["sim"]["requests"], 88);
+        assert!(r["contexts"][0]["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("pid "));
+    }
+}
+
+#[test]
+fn a_trace_and_a_job_together_or_a_bad_trace_are_clear_errors() {
+    let both = bin()
+        .arg("sim")
+        .arg(repo().join("examples/jobs/two-readers-alternate.fio"))
+        .arg("--trace")
+        .arg(repo().join("examples/traces/spc.csv"))
+        .output()
+        .unwrap();
+    assert!(!both.status.success());
+    assert!(String::from_utf8_lossy(&both.stderr).contains("cannot be used with"));
+    let dir = scratch("sim-bad-trace");
+    let bad = dir.join("bad.csv");
+    std::fs::write(&bad, "0,1,512,r,0.0\n0,2,512,q,0.1\n").unwrap();
+    let out = bin()
+        .args(["sim", "--format", "spc", "--trace"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.csv:2: spc trace: expected an opcode `r` or `w` (field 4)"),
+        "{err}"
+    );
+}

@@ -140,6 +140,8 @@ pub struct Shared {
     pub io: IoStats,
     pub layout: Mutex<Layout>,
     pub settings: Settings,
+    /// `--record`: the log every disk request is written to.
+    pub record: Option<crate::record::Recorder>,
 }
 
 impl Shared {
@@ -934,6 +936,9 @@ impl AntFs {
         }
         if !runs.is_empty() {
             self.shared.io.record(context, len, issued, done);
+        }
+        if let Some(r) = &self.shared.record {
+            r.note(op, context.0, issued, done, &runs);
         }
         Ok(value)
     }

@@ -61,6 +61,7 @@
 pub mod contexts;
 pub mod fs;
 pub mod layout;
+pub mod record;
 pub mod report;
 
 use std::ffi::CString;
@@ -102,6 +103,9 @@ pub struct MountConfig {
     pub threads: usize,
     /// Seed of schedulers that draw lots.
     pub seed: u64,
+    /// Write every disk request to this file, as a fio version 3 I/O log (see [`record`]).
+    pub record: Option<PathBuf>,
+    pub record_format: record::RecordFormat,
 }
 
 impl MountConfig {
@@ -118,6 +122,8 @@ impl MountConfig {
             allow_other: false,
             threads: 16,
             seed: 1,
+            record: None,
+            record_format: record::RecordFormat::Fio,
         }
     }
 }
@@ -164,6 +170,11 @@ pub enum MountError {
     Runtime(#[from] antsched_io::SetupError),
     #[error("mounting at {path} failed: {source}")]
     Mount {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write the recording {path}: {source}")]
+    Record {
         path: PathBuf,
         source: std::io::Error,
     },
@@ -465,6 +476,16 @@ pub fn mount(cfg: &MountConfig) -> Result<Mount, MountError> {
     let backend = Backend::emulated(model, Store::discard());
     let env = backend.build_env(cfg.seed);
     let sched = antsched_core::build(&cfg.scheduler, &env)?;
+    let record = cfg
+        .record
+        .as_deref()
+        .map(|p| {
+            record::Recorder::create(p, cfg.record_format).map_err(|source| MountError::Record {
+                path: p.to_path_buf(),
+                source,
+            })
+        })
+        .transpose()?;
     // The event loop in the real-time class where allowed (root): its deadlines (the disk's
     // completions, anticipation's timeouts) are what the programs on the mount feel, and a
     // busy machine would otherwise make it wake late. It sleeps between deadlines, so it
@@ -506,6 +527,7 @@ pub fn mount(cfg: &MountConfig) -> Result<Mount, MountError> {
             backing: checked.backing.display().to_string(),
             mountpoint: checked.mountpoint.display().to_string(),
         },
+        record,
     });
     let fs = fs::AntFs::new(
         shared.clone(),
@@ -588,7 +610,17 @@ impl Mount {
         *unmounter.done.lock().unwrap_or_else(|e| e.into_inner()) = true;
         shared.contexts.stop();
         let report = shared.report();
+        let recorded = shared.record.as_ref().map(|r| {
+            r.finish(shared.rt.clock().now())
+                .map_err(|source| MountError::Record {
+                    path: r.path().to_path_buf(),
+                    source,
+                })
+        });
         shared.rt.close();
+        if let Some(Err(e)) = recorded {
+            return Err(e);
+        }
         served.map_err(MountError::Serve)?;
         Ok(report)
     }

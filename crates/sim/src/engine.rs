@@ -27,6 +27,9 @@ use crate::report::{
 use crate::workload::Workload;
 use crate::SimError;
 
+mod replay;
+pub use replay::{Loop, Records, Replay, ReplayOptions};
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
     /// An issuer may issue its next I/O.
@@ -37,6 +40,8 @@ enum Event {
     Flush,
     /// A short-lived context (`antsched_context_per_file`) exits.
     Exit(ContextId),
+    /// A trace process's next record may be due.
+    Replay(usize),
 }
 
 /// Why a disk request exists.
@@ -48,6 +53,12 @@ enum Purpose {
     Prefetch { issuer: usize, waiters: Vec<usize> },
     /// Write-back of an issuer's dirty data.
     Writeback { issuer: usize, bytes: u64 },
+    /// A request of a replayed trace, of process `proc`.
+    Trace {
+        proc: usize,
+        issued: Nanos,
+        bytes: u64,
+    },
 }
 
 #[derive(Debug)]
@@ -126,7 +137,20 @@ pub struct Simulation<'a> {
     observer: Option<Observer<'a>>,
     progress: Option<Box<dyn FnMut(f64) + 'a>>,
     events: u64,
+    /// The trace being replayed, for [`Simulation::replay`].
+    replay: Option<Replay<'a>>,
 }
+
+/// The job file and workload of a replay, which has neither.
+static NO_JOBS: JobFile = JobFile {
+    origin: String::new(),
+    jobs: Vec::new(),
+};
+static NO_WORKLOAD: Workload = Workload {
+    layout: crate::layout::DiskLayout { files: Vec::new() },
+    issuers: Vec::new(),
+    classes: Vec::new(),
+};
 
 fn buffered_write(job: &Job) -> bool {
     job.rw.writes() && (!job.direct || job.ioengine == IoEngine::Mmap)
@@ -232,7 +256,21 @@ impl<'a> Simulation<'a> {
             observer: None,
             progress: None,
             events: 0,
+            replay: None,
         })
+    }
+
+    /// A simulation that replays a trace instead of running jobs: the same engine, scheduler
+    /// and report, with one context per process of the trace.
+    pub fn replay(
+        replay: Replay<'a>,
+        sched: Box<dyn Scheduler>,
+        device: SharedDevice,
+    ) -> Result<Self, SimError> {
+        let mut sim = Self::new(&NO_JOBS, &NO_WORKLOAD, sched, device)?;
+        sim.replay = Some(replay);
+        sim.live = 1;
+        Ok(sim)
     }
 
     /// Calls `f` now and then (every 16,384 events) with the share of the run done, 0 to 1:
@@ -257,6 +295,7 @@ impl<'a> Simulation<'a> {
                     .unwrap_or(0.0)
                     .min(1.0)
             })
+            .chain(self.replay.as_ref().map(|r| r.share()))
             .reduce(f64::min)
             .unwrap_or(1.0)
     }
@@ -283,7 +322,18 @@ impl<'a> Simulation<'a> {
         for i in 0..self.runs.len() {
             self.at(0, Event::Issue(i));
         }
+        self.replay_start();
+        self.drive();
         while self.live > 0 {
+            if let Some(e) = self.replay.as_mut().and_then(|r| r.error.take()) {
+                return Err(e);
+            }
+            if self.replay.as_ref().is_some_and(|r| r.finished()) {
+                // The replay is the run's one issuer; it is done when its trace is.
+                self.ended = Some(self.now);
+                self.live -= 1;
+                break;
+            }
             let next = self.queue.peek().map(|Reverse((t, _, _))| *t);
             // The timer goes before an event of the same instant: the scheduler set it at an
             // earlier decision, so it is the older of the two.
@@ -320,9 +370,13 @@ impl<'a> Simulation<'a> {
                 Some(Event::Complete(id, bytes)) => self.complete(id, bytes),
                 Some(Event::Flush) => self.flush(),
                 Some(Event::Exit(ctx)) => self.sched.context_exited(ctx, self.now),
+                Some(Event::Replay(p)) => self.replay_event(p),
                 None => {} // the timeout: asking the scheduler again is all it takes
             }
             self.drive();
+        }
+        if let Some(e) = self.replay.as_mut().and_then(|r| r.error.take()) {
+            return Err(e);
         }
         Ok(self.report(wall.elapsed().as_secs_f64()))
     }
@@ -346,9 +400,14 @@ impl<'a> Simulation<'a> {
             self.busy += c.finish - c.start.max(self.busy_until);
             self.busy_until = c.finish;
         }
-        match self.requests.get(&r.id).and_then(|(_, owner)| *owner) {
-            Some(i) => self.runs[i].busy += service,
-            None => self.writeback_busy += service,
+        match self.requests.get(&r.id) {
+            Some((_, Some(i))) => self.runs[*i].busy += service,
+            Some((Purpose::Trace { proc, .. }, None)) => {
+                if let Some(rp) = self.replay.as_mut() {
+                    rp.procs[*proc].busy += service;
+                }
+            }
+            _ => self.writeback_busy += service,
         }
         self.at(c.finish, Event::Complete(r.id, r.bytes()));
     }
@@ -610,6 +669,11 @@ impl<'a> Simulation<'a> {
                     self.arrived(w);
                 }
             }
+            Purpose::Trace {
+                proc,
+                issued,
+                bytes,
+            } => self.replay_complete(id, proc, issued, bytes),
             Purpose::Writeback { issuer, bytes } => {
                 self.writeback_bytes += bytes;
                 let limit = self.job(issuer).dirty_limit;
@@ -674,9 +738,12 @@ impl<'a> Simulation<'a> {
         }
         .max(1);
         let secs = end as f64 / 1e9;
-        let total_bytes: u64 = self.runs.iter().map(|r| r.bytes).sum();
-        let total_busy: Nanos =
-            self.runs.iter().map(|r| r.busy).sum::<Nanos>() + self.writeback_busy;
+        let replayed = self.replay.as_ref().map_or(&[][..], |r| &r.procs[..]);
+        let total_bytes: u64 = self.runs.iter().map(|r| r.bytes).sum::<u64>()
+            + replayed.iter().map(|p| p.bytes()).sum::<u64>();
+        let total_busy: Nanos = self.runs.iter().map(|r| r.busy).sum::<Nanos>()
+            + self.writeback_busy
+            + replayed.iter().map(|p| p.busy).sum::<Nanos>();
         let share = |b: Nanos| {
             if total_busy == 0 {
                 0.0
@@ -704,6 +771,7 @@ impl<'a> Simulation<'a> {
                 latency_ms: r.latency.summary(),
             })
             .collect();
+        contexts.extend(self.replay_contexts(&mb_s, &share));
         if self.writeback.is_some() {
             contexts.push(ContextReport {
                 name: "writeback".into(),

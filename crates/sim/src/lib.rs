@@ -19,8 +19,12 @@
 //! - [`engine`]: the event loop on virtual nanoseconds; the scheduler decides, the device
 //!   ([`device`]) serves.
 //! - [`report`]: what a run reports, in the JSON shape other tools read.
+//! - [`trace`]: block-level traces (perf script, blkparse, MSR, SPC, fio logs, DiskSim),
+//!   parsed as they stream; [`engine::Replay`] replays one as an issuer kind of the engine,
+//!   open or closed loop, one context per process of the trace.
 //!
-//! [`simulate`] runs one job file under one scheduler on one device model.
+//! [`simulate`] runs one job file under one scheduler on one device model; [`replay`] one
+//! trace.
 #![forbid(unsafe_code)]
 
 pub mod cache;
@@ -31,6 +35,7 @@ pub mod issuer;
 pub mod layout;
 pub mod paper;
 pub mod report;
+pub mod trace;
 pub mod workload;
 
 use antsched_disk::DeviceModel;
@@ -47,6 +52,19 @@ pub enum SimError {
     Spec(#[from] antsched_core::SpecError),
     #[error(transparent)]
     DiskSim(#[from] antsched_disk::DiskSimError),
+    #[error(transparent)]
+    Trace(#[from] trace::TraceError),
+    #[error(
+        "{file}:{line}: the request at sector {sector} ({bytes} bytes) ends beyond the disk's \
+         {capacity} sectors; give --lba-scale to map the trace's sectors onto this disk"
+    )]
+    TraceBeyondDisk {
+        file: String,
+        line: u64,
+        sector: u64,
+        bytes: u64,
+        capacity: u64,
+    },
     #[error("unknown disk {name:?}: give a built-in model ({}) or the path of a DiskSim .parv file", valid.join(", "))]
     UnknownDisk { name: String, valid: Vec<String> },
     #[error(
@@ -113,6 +131,48 @@ pub fn simulate(
 ) -> Result<RunReport, SimError> {
     let workload = workload::compile(jobs, disk.capacity_sectors(), seed)?;
     run_compiled(jobs, &workload, disk, spec, seed, &|_| {})
+}
+
+/// Replays a trace under each of `specs`, in parallel, each on a fresh copy of `disk` and with
+/// its own reader of the trace from `open` (the trace is streamed, never held): the replay of
+/// `antsched sim --trace`. `progress` as for [`simulate_each`].
+pub fn replay_each(
+    open: &(dyn Fn() -> Result<engine::Replay<'static>, SimError> + Sync),
+    disk: &dyn DeviceModel,
+    specs: &[String],
+    seed: u64,
+    progress: &(dyn Fn(usize, f64) + Sync),
+) -> Vec<Result<RunReport, SimError>> {
+    use rayon::prelude::*;
+    let models: Vec<Box<dyn DeviceModel>> = specs.iter().map(|_| disk.clone_box()).collect();
+    models
+        .into_par_iter()
+        .zip(specs.par_iter())
+        .enumerate()
+        .map(|(i, (m, spec))| {
+            let r = replay(open()?, m, spec, seed, &|share| progress(i, share));
+            progress(i, 1.0);
+            r
+        })
+        .collect()
+}
+
+/// Replays one trace under the scheduler `spec` on `disk` (a fresh model: it is consumed).
+pub fn replay(
+    trace: engine::Replay<'_>,
+    disk: Box<dyn DeviceModel>,
+    spec: &str,
+    seed: u64,
+    progress: &dyn Fn(f64),
+) -> Result<RunReport, SimError> {
+    let device = SharedDevice::new(disk);
+    let env = device.build_env(seed);
+    let sched = antsched_core::build(spec, &env)?;
+    let mut report = engine::Simulation::replay(trace, sched, device)?
+        .progress(progress)
+        .run()?;
+    report.seed = seed;
+    Ok(report)
 }
 
 /// [`simulate`] with the workload already compiled for this disk and seed.

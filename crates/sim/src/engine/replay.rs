@@ -1,0 +1,451 @@
+//! Trace replay: an issuer kind the engine drives, one context per process of the trace.
+//!
+//! The trace is read as it is replayed. Records are taken from it into per-process queues
+//! until [`ReplayOptions::window`] of them wait there in all; a process issues the record at
+//! the front of its queue when it is due, and each record issued makes room to read another.
+//! Memory is bounded by the window (and the number of processes), not by the trace's length.
+//! A process whose next request lies beyond the window waits until the others drain it: they
+//! can, since every buffered record belongs to a process that will issue it.
+//!
+//! When a record is due:
+//! - Open loop: at its trace time (scaled), whatever the disk did.
+//! - Closed loop: its process issues it the think time after its predecessor (the process's
+//!   previous record) completes in the simulation. The think time is the trace's gap from the
+//!   predecessor's completion to this issue where the trace has completion times, else the gap
+//!   between the two issues less the predecessor's simulated service time, floored at 0.
+//!   Requests the process had in flight together in the trace (issued before the predecessor
+//!   completed there, or, without completion times, at the same instant) are issued together:
+//!   at the predecessor's simulated issue plus their gap in the trace, without waiting.
+//! - A process's first request is issued at its trace time (scaled) in both modes.
+//!
+//! Times are made relative to the trace's first record. A process's context exits when the
+//! trace has ended and its last request has completed.
+
+use std::collections::VecDeque;
+
+use antsched_core::{ClassId, ContextId, Nanos, Op, RequestId};
+use rustc_hash::FxHashMap;
+
+use super::{Event, Purpose, Simulation};
+use crate::report::{ContextReport, LatencyRecorder};
+use crate::trace::{Format, Record, TraceError};
+use crate::SimError;
+
+/// How requests are timed; see the module documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Loop {
+    Open,
+    #[default]
+    Closed,
+}
+
+impl std::str::FromStr for Loop {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "open" => Ok(Loop::Open),
+            "closed" => Ok(Loop::Closed),
+            _ => Err(format!("expected open or closed, found {s:?}")),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct ReplayOptions {
+    pub mode: Loop,
+    /// Trace time is multiplied by this (0.5 replays twice as fast).
+    pub time_scale: f64,
+    /// Each sector is multiplied by this, to replay a trace of a larger (or smaller) disk on
+    /// the modelled one. Without it, a request beyond the disk's end is an error.
+    pub lba_scale: Option<f64>,
+    /// Records read ahead of the replay, across all processes.
+    pub window: usize,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        Self {
+            mode: Loop::Closed,
+            time_scale: 1.0,
+            lba_scale: None,
+            window: 65_536,
+        }
+    }
+}
+
+/// A trace's records as the replay reads them.
+pub type Records<'a> = Box<dyn Iterator<Item = Result<Record, TraceError>> + 'a>;
+
+/// What the replay remembers of a process's previous request.
+#[derive(Clone, Copy, Debug)]
+struct Last {
+    id: RequestId,
+    trace_issue: Nanos,
+    trace_done: Option<Nanos>,
+    sim_issue: Nanos,
+    sim_done: Option<Nanos>,
+}
+
+pub(super) struct Proc {
+    name: String,
+    ctx: ContextId,
+    class: ClassId,
+    queue: VecDeque<Record>,
+    outstanding: u32,
+    last: Option<Last>,
+    /// An `Event::Replay` for it is in the queue.
+    scheduled: bool,
+    exited: bool,
+    pub(super) busy: Nanos,
+    bytes: u64,
+    ios: u64,
+    latency: LatencyRecorder,
+}
+
+impl Proc {
+    pub(super) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+/// A trace to replay: build with [`Replay::new`], run with [`Simulation::replay`].
+pub struct Replay<'a> {
+    records: Records<'a>,
+    file: String,
+    format: Format,
+    opts: ReplayOptions,
+    pub(super) procs: Vec<Proc>,
+    by_stream: FxHashMap<u64, usize>,
+    buffered: usize,
+    t0: Option<Nanos>,
+    eof: bool,
+    pub(super) error: Option<SimError>,
+    /// Processes that got a record into an empty queue and must be looked at.
+    woken: Vec<usize>,
+    fraction: Option<Box<dyn Fn() -> f64 + 'a>>,
+    /// The trace's records replayed and their bytes.
+    pub(super) issued: u64,
+    pub(super) issued_bytes: u64,
+}
+
+impl<'a> Replay<'a> {
+    /// `records` of the trace `file` (named in errors), in `format`.
+    pub fn new(records: Records<'a>, file: &str, format: Format, opts: ReplayOptions) -> Self {
+        Self {
+            records,
+            file: file.to_string(),
+            format,
+            opts,
+            procs: Vec::new(),
+            by_stream: FxHashMap::default(),
+            buffered: 0,
+            t0: None,
+            eof: false,
+            error: None,
+            woken: Vec::new(),
+            fraction: None,
+            issued: 0,
+            issued_bytes: 0,
+        }
+    }
+
+    /// Tells the progress bar how far through the trace the reader is, 0 to 1 (for example
+    /// the share of the file's bytes read).
+    pub fn fraction(mut self, f: impl Fn() -> f64 + 'a) -> Self {
+        self.fraction = Some(Box::new(f));
+        self
+    }
+
+    pub(super) fn share(&self) -> f64 {
+        self.fraction.as_ref().map_or(0.0, |f| f())
+    }
+
+    /// Whether every record has been replayed and completed.
+    pub(super) fn finished(&self) -> bool {
+        self.eof && self.buffered == 0 && self.procs.iter().all(|p| p.outstanding == 0)
+    }
+
+    /// Trace time `t` on the simulation's clock.
+    fn scaled(&self, t: Nanos) -> Nanos {
+        self.gap(t.saturating_sub(self.t0.unwrap_or(t)))
+    }
+
+    /// A trace interval on the simulation's clock.
+    fn gap(&self, d: Nanos) -> Nanos {
+        if self.opts.time_scale == 1.0 {
+            d
+        } else {
+            // `as` saturates; a negative or NaN scale was refused by the caller.
+            (d as f64 * self.opts.time_scale) as Nanos
+        }
+    }
+
+    /// When process `p` may issue the record at the front of its queue: `None` while it
+    /// waits for its predecessor's completion.
+    fn due(&self, p: usize) -> Option<Nanos> {
+        let proc = &self.procs[p];
+        let r = proc.queue.front()?;
+        let last = match (self.opts.mode, proc.last) {
+            (Loop::Open, _) | (Loop::Closed, None) => return Some(self.scaled(r.time)),
+            (Loop::Closed, Some(l)) => l,
+        };
+        let together = match last.trace_done {
+            Some(done) => r.time < done,
+            None => r.time == last.trace_issue,
+        };
+        if together {
+            return Some(
+                last.sim_issue
+                    .saturating_add(self.gap(r.time.saturating_sub(last.trace_issue))),
+            );
+        }
+        let done = last.sim_done?;
+        let think = match last.trace_done {
+            Some(d) => self.gap(r.time.saturating_sub(d)),
+            None => self
+                .gap(r.time.saturating_sub(last.trace_issue))
+                .saturating_sub(done - last.sim_issue),
+        };
+        Some(done.saturating_add(think))
+    }
+
+    /// Reads records until the window is full or the trace ends.
+    fn pump(&mut self, next_context: &mut u32) {
+        let mut ended = false;
+        while !self.eof && self.buffered < self.opts.window.max(1) {
+            let r = match self.records.next() {
+                None => {
+                    self.eof = true;
+                    ended = true;
+                    break;
+                }
+                Some(Err(e)) => {
+                    self.eof = true;
+                    self.error.get_or_insert(e.into());
+                    break;
+                }
+                Some(Ok(r)) => r,
+            };
+            self.t0.get_or_insert(r.time);
+            let key = r.stream();
+            let p = match self.by_stream.get(&key) {
+                Some(&p) => p,
+                None => {
+                    let p = self.procs.len();
+                    let name = match r.pid {
+                        Some(pid) => format!("{} {pid}", self.format.stream_label()),
+                        None if self.format == Format::FioLog => "fio".to_string(),
+                        None => format!("{} {}", self.format.stream_label(), r.device),
+                    };
+                    self.procs.push(Proc {
+                        name,
+                        ctx: ContextId(*next_context),
+                        class: ClassId(p as u32),
+                        queue: VecDeque::new(),
+                        outstanding: 0,
+                        last: None,
+                        scheduled: false,
+                        exited: false,
+                        busy: 0,
+                        bytes: 0,
+                        ios: 0,
+                        latency: LatencyRecorder::new(),
+                    });
+                    *next_context += 1;
+                    self.by_stream.insert(key, p);
+                    p
+                }
+            };
+            if self.procs[p].queue.is_empty() {
+                self.woken.push(p);
+            }
+            self.procs[p].queue.push_back(r);
+            self.buffered += 1;
+        }
+        if ended {
+            // Processes with nothing left now exit; they are looked at once more.
+            self.woken.extend(0..self.procs.len());
+        }
+    }
+}
+
+impl<'a> Simulation<'a> {
+    /// Starts the replay: reads the first window of records and schedules what is due.
+    pub(super) fn replay_start(&mut self) {
+        let Some(rp) = self.replay.as_mut() else {
+            return;
+        };
+        rp.pump(&mut self.next_context);
+        self.replay_wake();
+    }
+
+    /// Looks at every process a read woke.
+    fn replay_wake(&mut self) {
+        while let Some(p) = self.replay.as_mut().and_then(|rp| rp.woken.pop()) {
+            self.replay_advance(p);
+        }
+    }
+
+    /// `Event::Replay(p)`: process `p`'s front record may be due.
+    pub(super) fn replay_event(&mut self, p: usize) {
+        if let Some(rp) = self.replay.as_mut() {
+            rp.procs[p].scheduled = false;
+        }
+        self.replay_advance(p);
+        self.replay_wake();
+    }
+
+    /// Issues what process `p` has due now, and schedules its next look.
+    fn replay_advance(&mut self, p: usize) {
+        loop {
+            let Some(rp) = self.replay.as_mut() else {
+                return;
+            };
+            if rp.error.is_some() {
+                return;
+            }
+            let due = rp.due(p);
+            let proc = &mut rp.procs[p];
+            match due {
+                Some(t) if t <= self.now => {}
+                Some(t) => {
+                    if !proc.scheduled {
+                        proc.scheduled = true;
+                        self.at(t, Event::Replay(p));
+                    }
+                    return;
+                }
+                None => {
+                    if proc.queue.is_empty()
+                        && rp.eof
+                        && proc.outstanding == 0
+                        && !proc.exited
+                        && proc.last.is_some()
+                    {
+                        proc.exited = true;
+                        let ctx = proc.ctx;
+                        self.sched.context_exited(ctx, self.now);
+                    }
+                    return;
+                }
+            }
+            let r = proc.queue.pop_front().expect("a due record");
+            rp.buffered -= 1;
+            self.replay_issue(p, r);
+            if let Some(rp) = self.replay.as_mut() {
+                rp.pump(&mut self.next_context);
+            }
+        }
+    }
+
+    /// Sends record `r` of process `p` to the scheduler.
+    fn replay_issue(&mut self, p: usize, r: Record) {
+        let Some(rp) = self.replay.as_mut() else {
+            return;
+        };
+        let capacity = self.device.capacity_sectors();
+        let sectors = r.bytes.div_ceil(512);
+        let sector = match rp.opts.lba_scale {
+            None => r.sector,
+            Some(s) => (r.sector as f64 * s) as u64,
+        };
+        if sectors > u64::from(u32::MAX) || sector.saturating_add(sectors) > capacity {
+            rp.error = Some(SimError::TraceBeyondDisk {
+                file: rp.file.clone(),
+                line: r.line,
+                sector,
+                bytes: r.bytes,
+                capacity,
+            });
+            return;
+        }
+        rp.issued += 1;
+        rp.issued_bytes += r.bytes;
+        let proc = &mut rp.procs[p];
+        proc.outstanding += 1;
+        let (ctx, class) = (proc.ctx, proc.class);
+        self.next_request += 1;
+        let id = RequestId(self.next_request);
+        proc.last = Some(Last {
+            id,
+            trace_issue: r.time,
+            trace_done: r.completed,
+            sim_issue: self.now,
+            sim_done: None,
+        });
+        self.requests.insert(
+            id,
+            (
+                Purpose::Trace {
+                    proc: p,
+                    issued: self.now,
+                    bytes: r.bytes,
+                },
+                None,
+            ),
+        );
+        self.bytes_requested += sectors * 512;
+        self.sched.enqueue(
+            antsched_core::Request {
+                id,
+                context: ctx,
+                class,
+                op: r.op,
+                sector,
+                sectors: sectors as u32,
+                sync: r.sync || r.op == Op::Read,
+                issued: self.now,
+                continuation: false,
+            },
+            self.now,
+        );
+    }
+
+    /// A replayed request completed.
+    pub(super) fn replay_complete(&mut self, id: RequestId, p: usize, issued: Nanos, bytes: u64) {
+        let now = self.now;
+        let Some(rp) = self.replay.as_mut() else {
+            return;
+        };
+        let proc = &mut rp.procs[p];
+        proc.outstanding -= 1;
+        proc.bytes += bytes;
+        proc.ios += 1;
+        proc.latency.record(((now - issued) / 1_000).max(1));
+        if let Some(l) = proc.last.as_mut().filter(|l| l.id == id) {
+            l.sim_done = Some(now);
+        }
+        self.last_completion = self.last_completion.max(now);
+        self.replay_advance(p);
+        self.replay_wake();
+    }
+
+    /// The replay's contexts for the report, with `mb_s` and `share` of the run.
+    pub(super) fn replay_contexts(
+        &self,
+        mb_s: &dyn Fn(u64) -> f64,
+        share: &dyn Fn(Nanos) -> f64,
+    ) -> Vec<ContextReport> {
+        let Some(rp) = self.replay.as_ref() else {
+            return Vec::new();
+        };
+        let total: u64 = rp.procs.iter().map(|p| p.bytes).sum();
+        rp.procs
+            .iter()
+            .map(|p| ContextReport {
+                name: p.name.clone(),
+                class: p.name.clone(),
+                bytes: p.bytes,
+                ios: p.ios,
+                throughput_mb_s: mb_s(p.bytes),
+                share: share(p.busy),
+                byte_share: if total == 0 {
+                    0.0
+                } else {
+                    p.bytes as f64 / total as f64
+                },
+                latency_ms: p.latency.summary(),
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,219 @@
+//! Trace replay: a known job written as a fio log and replayed closed loop gives back its
+//! requests, bytes and throughput; an open-loop replay keeps the trace's issue times; a
+//! request beyond the disk is an error naming its line; requests a process had in flight
+//! together stay together.
+
+use antsched_core::{BuildEnv, Nanos, Op};
+use antsched_sim::engine::{Loop, Replay, ReplayOptions, Simulation};
+use antsched_sim::fio::parse;
+use antsched_sim::trace::{Format, TraceReader};
+use antsched_sim::{disk_model, workload, RunReport, SharedDevice, SimError};
+
+const DISK: &str = "deskstar-34gxp";
+
+/// One disk request as the observer saw it: (issue time, sector, bytes, op).
+type Seen = (Nanos, u64, u64, Op);
+
+/// Replays `text` (in `format`, or detected) under `spec`; returns the report and, per disk
+/// request, (issue time, sector, bytes, op).
+fn replay(
+    text: &str,
+    format: Option<Format>,
+    opts: ReplayOptions,
+    spec: &str,
+) -> Result<(RunReport, Vec<Seen>), SimError> {
+    let reader = TraceReader::open(text.as_bytes(), "t", format)?;
+    let f = reader.format();
+    let device = SharedDevice::new(disk_model(DISK).unwrap());
+    let sched = antsched_core::build(spec, &BuildEnv::default()).unwrap();
+    let mut seen = Vec::new();
+    let report = Simulation::replay(Replay::new(Box::new(reader), "t", f, opts), sched, device)?
+        .observe(|r, _| seen.push((r.issued, r.sector, r.bytes(), r.op)))
+        .run()?;
+    Ok((report, seen))
+}
+
+/// The job, simulated, with every application I/O written down as a fio version 3 log.
+fn job_as_iolog(text: &str, spec: &str) -> (RunReport, String) {
+    let jobs = parse(text, "t.fio").unwrap();
+    let device = SharedDevice::new(disk_model(DISK).unwrap());
+    let w = workload::compile(&jobs, device.capacity_sectors(), 1).unwrap();
+    let sched = antsched_core::build(spec, &BuildEnv::default()).unwrap();
+    let mut log = String::from("fio version 3 iolog\n0 /a add\n0 /a open\n");
+    let report = Simulation::new(&jobs, &w, sched, device)
+        .unwrap()
+        .observe(|r, _| {
+            let op = if r.op == Op::Read { "read" } else { "write" };
+            log += &format!(
+                "{} /a {op} {} {}\n",
+                r.issued / 1000,
+                r.sector * 512,
+                r.bytes()
+            );
+        })
+        .run()
+        .unwrap();
+    (report, log)
+}
+
+#[test]
+fn a_known_job_written_as_a_fio_log_replays_closed_loop_to_its_requests_bytes_and_throughput() {
+    // A direct, synchronous random reader: each application I/O is one disk request, so its
+    // log is exactly what the disk saw.
+    let job = "[a]\nfilename=a\nrw=randread\nbs=64k\nsize=512m\nio_size=64m\nioengine=psync\n\
+               direct=1\nthinktime=2ms\n";
+    for spec in ["aged-sptf", "as-aged-sptf"] {
+        let (sim, log) = job_as_iolog(job, spec);
+        let requests = log.lines().filter(|l| l.contains(" read ")).count() as u64;
+        let (r, seen) = replay(&log, None, ReplayOptions::default(), spec).unwrap();
+        let s = r.sim.unwrap();
+        assert_eq!(s.requests, requests, "{spec}");
+        assert_eq!(seen.len() as u64, requests);
+        assert_eq!(r.bytes, 64 << 20, "{spec}: every byte of the log replayed");
+        assert_eq!(r.bytes, sim.bytes);
+        let ratio = r.throughput_mb_s / sim.throughput_mb_s;
+        assert!(
+            (0.95..=1.05).contains(&ratio),
+            "{spec}: replay {:.3} MB/s, job {:.3} MB/s",
+            r.throughput_mb_s,
+            sim.throughput_mb_s
+        );
+    }
+}
+
+#[test]
+fn a_log_fio_wrote_replays_every_request() {
+    let log = include_str!("../../../examples/traces/fio-v3.iolog");
+    let (r, seen) = replay(log, None, ReplayOptions::default(), "clook").unwrap();
+    assert_eq!(seen.len(), 64);
+    assert_eq!(r.bytes, 64 * 65536);
+    assert_eq!(r.contexts.len(), 1);
+}
+
+#[test]
+fn open_loop_keeps_the_traces_issue_times_scaled() {
+    let trace = include_str!("../../../examples/traces/disksim.txt");
+    for scale in [1.0, 2.5] {
+        let opts = ReplayOptions {
+            mode: Loop::Open,
+            time_scale: scale,
+            ..Default::default()
+        };
+        let (_, mut seen) = replay(trace, None, opts, "clook").unwrap();
+        seen.sort_by_key(|s| s.0);
+        let first = seen.first().unwrap().0;
+        let last = seen.last().unwrap().0;
+        assert_eq!(first, 0);
+        assert_eq!(last, (18_773_901.0 * scale) as Nanos, "scale {scale}");
+        assert_eq!(seen.len(), 8);
+    }
+}
+
+#[test]
+fn closed_loop_issues_after_the_predecessor_completes() {
+    // One device, two reads 1 ms apart in the trace: the second waits for the first.
+    let trace = "0.0 0 1000 8 1\n1.0 0 900000 8 1\n";
+    let (_, seen) = replay(trace, None, ReplayOptions::default(), "clook").unwrap();
+    assert_eq!(seen[0].0, 0);
+    assert!(seen[1].0 >= 1_000_000, "{seen:?}");
+}
+
+#[test]
+fn requests_in_flight_together_in_the_trace_stay_together() {
+    // MSR: three requests of disk 0; the second is issued 0.1 ms after the first and before
+    // the first completes (10 ms later), so it goes with it; the third after both completed,
+    // with 1 ms of think time.
+    let trace = "1000000,h,0,Read,1048576,4096,100000\n\
+                 1001000,h,0,Read,900000000,4096,100000\n\
+                 1211000,h,0,Read,4096,4096,1000\n";
+    let (r, seen) = replay(trace, None, ReplayOptions::default(), "clook").unwrap();
+    assert_eq!(seen[0].0, 0);
+    assert_eq!(
+        seen[1].0, 100_000,
+        "issued 0.1 ms after the first, not after it completed"
+    );
+    assert!(seen[2].0 > seen[1].0 + 1_000_000);
+    assert_eq!(r.contexts.len(), 1);
+    assert_eq!(r.contexts[0].name, "disk 0");
+}
+
+#[test]
+fn a_request_beyond_the_disk_is_an_error_naming_its_line_unless_scaled() {
+    let trace = "0,1,4096,r,0.0\n0,99999999999,4096,r,0.1\n";
+    let e = replay(trace, None, ReplayOptions::default(), "clook")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("t:2: the request at sector 99999999999"),
+        "{e}"
+    );
+    assert!(e.contains("--lba-scale"), "{e}");
+    let opts = ReplayOptions {
+        lba_scale: Some(1e-4),
+        ..Default::default()
+    };
+    let (_, seen) = replay(trace, None, opts, "clook").unwrap();
+    assert_eq!(seen[1].1, 9_999_999);
+}
+
+#[test]
+fn processes_are_contexts_and_a_malformed_line_ends_the_run_with_its_error() {
+    let trace = include_str!("../../../examples/traces/perf-dd-ext4-loop.txt");
+    let (r, seen) = replay(trace, None, ReplayOptions::default(), "as-aged-sptf").unwrap();
+    assert_eq!(seen.len(), 88);
+    assert!(r.contexts.iter().all(|c| c.name.starts_with("pid ")));
+    assert!(r.contexts.len() >= 2);
+    let half = trace[..trace.len() / 2].rfind('\n').unwrap() + 1;
+    let line = trace[..half].lines().count() + 1;
+    let bad = format!("{}garbage line\n", &trace[..half]);
+    let e = replay(&bad, Some(Format::Perf), ReplayOptions::default(), "clook")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with(&format!(
+            "t:{line}: perf trace: expected a `block:` tracepoint event"
+        )),
+        "{e}"
+    );
+}
+
+/// Mutated samples replayed (cut short, bytes flipped), in both loops: a report or an error,
+/// never a panic, whatever times, sectors and sizes the mutations make.
+#[test]
+fn mutated_traces_replay_or_fail_but_never_panic() {
+    use rand::{RngExt, SeedableRng};
+    let samples = [
+        include_str!("../../../examples/traces/perf-dd-ext4-loop.txt"),
+        include_str!("../../../examples/traces/blkparse.txt"),
+        include_str!("../../../examples/traces/msr.csv"),
+        include_str!("../../../examples/traces/spc.csv"),
+        include_str!("../../../examples/traces/fio-v3.iolog"),
+        include_str!("../../../examples/traces/disksim.txt"),
+    ];
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1919);
+    for text in samples {
+        for round in 0..40 {
+            let mut m = text.as_bytes().to_vec();
+            if round % 2 == 0 {
+                m.truncate(rng.random_range(0..=m.len()));
+            } else {
+                for _ in 0..rng.random_range(1..6) {
+                    let i = rng.random_range(0..m.len());
+                    m[i] = if rng.random_range(0..2) == 0 {
+                        rng.random_range(b'0'..=b'9')
+                    } else {
+                        rng.random()
+                    };
+                }
+            }
+            let text = String::from_utf8_lossy(&m);
+            for mode in [Loop::Open, Loop::Closed] {
+                let opts = ReplayOptions {
+                    mode,
+                    ..Default::default()
+                };
+                let _ = replay(&text, None, opts, "as-aged-sptf");
+            }
+        }
+    }
+}
