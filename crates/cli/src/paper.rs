@@ -120,7 +120,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         let progress = Progress::new(plan.len() as u64, "paper (disk)");
         let runs = paper::run(&plan, a.seed, &|| progress.inc())?;
         progress.finish();
-        let experiments = paper::evaluate(&runs);
+        let experiments = paper::evaluate(&runs, &opts);
         let comparison = paper::compare(&runs);
         Some(DiskHalf {
             opts,
@@ -623,8 +623,8 @@ fn report(
 }
 
 /// Each experiment's table (quantity, paper, ours, ratio), and why ours differs wherever it
-/// differs by more than 15%: the reason the evaluation worked out from the runs, or else the
-/// disk half's known explanations.
+/// differs by more than 15%: the reason the evaluation worked out from the runs, or else a
+/// note without figures (quick mode, or a difference not yet looked into).
 pub(crate) fn experiment_tables(experiments: &[Experiment], quick: bool) -> String {
     let mut md = String::new();
     for e in experiments {
