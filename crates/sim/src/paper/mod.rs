@@ -30,7 +30,7 @@ mod peers;
 mod published;
 mod workloads;
 
-pub use compare::{compare, Cell, Column, Comparison, ComparisonRow, Measure, NOTES};
+pub use compare::{compare, notes, Cell, Column, Comparison, ComparisonRow, Measure};
 pub use explain::explain;
 pub use peers::disk_mb_s;
 pub use published::{evaluate, Experiment, Row};
