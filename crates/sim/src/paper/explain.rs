@@ -17,7 +17,7 @@ use crate::report::RunReport;
 /// Files in the Linux 2.6.9 source tree that the Linux/CAS paper's `find` walked: a fact
 /// about the paper's setup (see [`super::workloads::modelling_notes`]), used to turn its
 /// seconds into seconds per file.
-pub(super) const LINUX_TREE_FILES: f64 = 17_000.0;
+pub const LINUX_TREE_FILES: f64 = 17_000.0;
 
 /// What the reasons are worked out from: the suite's runs and the options they ran with.
 pub(super) struct Ctx<'a> {
@@ -149,9 +149,9 @@ impl<'a> Ctx<'a> {
         };
         let (fast, slow) = (g("fig13-fast-disk")?, g("fig4-access-patterns")?);
         let order = if fast > slow {
-            "the 15,000 rpm gain is the larger, as in the paper"
+            "the fast disk's gain is the larger, as in the paper"
         } else {
-            "the 15,000 rpm gain is not the larger, unlike the paper's"
+            "the fast disk's gain is not the larger, unlike the paper's"
         };
         Some(format!(
             "the gains are {fast:.2} against the paper's {paper_fast} on the `{}` model and {slow:.2} \
@@ -171,12 +171,13 @@ impl<'a> Ctx<'a> {
             * 512.0;
         Some(format!(
             "the baseline alternates between the files at {b:.1} MB/s on the `{}` model ({slow:.1} \
-             MB/s on the `{}` model), with the files {} apart, {} of this disk's capacity; the \
+             MB/s on the `{}` model), with the files {} apart, {} of this disk's {:.0} MiB; the \
              paper's fast disk delivered \"nearly the same low throughput\" as its IDE disk",
             self.o.fast_disk,
             self.o.disk,
             self.spacing(),
-            pct(self.o.file_spacing as f64 / capacity)
+            pct(self.o.file_spacing as f64 / capacity),
+            capacity / 1048576.0
         ))
     }
 
@@ -337,8 +338,8 @@ impl<'a> Ctx<'a> {
         let alone = f64::from(mib) * 1.048576 / stream;
         let mut why = format!(
             "one reader alone gets {stream:.1} MB/s from the `{}` model, so the {mib} MiB file \
-             alone takes {alone:.1} s to read here; under {s} the writer costs the reader \
-             {:.1} s more (the paper: {paper_s} s in all)",
+             alone takes {alone:.1} s to read here; under {s} the reader takes {t:.1} s, so the \
+             writer costs it {:.1} s (the paper: {paper_s} s in all)",
             self.o.disk,
             t - alone
         );
@@ -490,24 +491,21 @@ impl<'a> Ctx<'a> {
         let one = self.run("cas-table3", "1-instance", None, s)?;
         let two = self.run("cas-table3", "2-instances", None, s)?;
         let mut why = format!(
-            "for twice the work {s} took {:.1} times the single find's time here and {:.1} times in \
-             the paper; two finds get {:.1} MB/s and {:.2} ms of disk time per request here, one \
-             find {:.1} MB/s and {:.2} ms, each switch between the trees crossing {}",
+            "for twice the work {s} took {:.1} s here, {:.1} times the single find's {:.1} s; two \
+             finds get {:.1} MB/s and {:.2} ms of disk time per request, one find {:.1} MB/s and \
+             {:.2} ms, each switch between the trees crossing {}. {s} keeps {} of the single find's \
+             throughput here, {} in the paper ({paper_two} against {paper_one} MB/s)",
+            two.duration_s,
             two.duration_s / one.duration_s,
-            2.0 * paper_one / paper_two,
+            one.duration_s,
             two.throughput_mb_s,
             service_ms(two),
             one.throughput_mb_s,
             service_ms(one),
-            self.spacing()
+            self.spacing(),
+            pct(two.throughput_mb_s / one.throughput_mb_s),
+            pct(paper_two / paper_one)
         );
-        if s == "cas" {
-            why += &format!(
-                "; CAS keeps {} of the single find's throughput here, {} in the paper",
-                pct(two.throughput_mb_s / one.throughput_mb_s),
-                pct(paper_two / paper_one)
-            );
-        }
         if s == "linux-as" {
             why += &format!("; LAS made {}", Self::waits(two));
         }

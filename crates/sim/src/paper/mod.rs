@@ -32,11 +32,12 @@ mod workloads;
 
 pub use compare::{compare, notes, Cell, Column, Comparison, ComparisonRow, Measure};
 pub use explain::explain;
+pub use explain::LINUX_TREE_FILES;
 pub use peers::disk_mb_s;
 pub use published::{evaluate, Experiment, Row};
 pub use workloads::{
     all_schedulers, modelling_notes, plan, CasScale, PaperOptions, PlannedRun, ANTICIPATORY,
-    BASELINE, FILE_SPACING, MIN_FILE_SPACING,
+    BASELINE, FILE_SPACING, MIN_FILE_SPACING, TREE_DIR_FILES,
 };
 
 use rayon::prelude::*;
