@@ -12,7 +12,7 @@
 use serde::Serialize;
 
 use super::published::Runs;
-use super::workloads::all_schedulers;
+use super::workloads::{all_schedulers, COMPARE_THINK_MS};
 use super::PaperRun;
 
 /// The peers: Linux's and BFQ's schedulers. Every other scheduler of the catalog is
@@ -194,8 +194,8 @@ random reads (4.1 random/read) as-aged-sptf's cost-benefit rule changes aged-spt
 queues, change it by {g_cfq} and {g_bfq}. BFQ also does not idle for the 4.2 readers that think: its \
 I/O-bound test (idle for at most a fraction of its I/O time) and short-think test (mean at most \
 `slice_idle`/2) fail for them, so in the symmetric scenario it serves them like deadline ({bfq4} \
-against deadline's {dl4} MB/s at 4 ms, where CFQ gives {cfq4} and the anticipatory schedulers \
-{as4}). as-aged-sptf's p99 is {aged_rand} ms on the random patterns and {aged8} ms at 8 ms think \
+against deadline's {dl4} MB/s at {t4} ms, where CFQ gives {cfq4} and the anticipatory schedulers \
+{as4}). as-aged-sptf's p99 is {aged_rand} ms on the random patterns and {aged8} ms at {t8} ms think \
 times, against its age bound (`age_bound={age}`).
 - **Shares.** as-stride gives disk-time share ratios of {st12} and {st113} (targets {tg12} and \
 {tg113}) at {st_tp} MB/s; as-stride-combo {co12} and {co113} at {co_tp} MB/s. BFQ gives byte share \
@@ -236,6 +236,8 @@ of ours), and later CFQs (2.6.30 on) switch to a close cooperating queue.
         g_las = l.gain("random-read", "linux-as", "deadline"),
         g_cfq = l.gain("random-read", "cfq", "deadline"),
         g_bfq = l.gain("random-read", "bfq", "deadline"),
+        t4 = COMPARE_THINK_MS[0],
+        t8 = COMPARE_THINK_MS[1],
         bfq4 = l.v("think-4ms", "bfq"),
         dl4 = l.v("think-4ms", "deadline"),
         cfq4 = l.v("think-4ms", "cfq"),
