@@ -237,10 +237,9 @@ impl<'a> Ctx<'a> {
         let b = self.run("fig5-symmetric", "", Some(t), BASELINE)?;
         let a = self.run("fig5-symmetric", "", Some(t), ANTICIPATORY)?;
         Some(format!(
-            "at t={t} ms each reader thinks longer than a switch takes and the disk idles between \
-             requests: aged-sptf's utilization is {} (at t=0: {}) and its disk time per request \
-             {:.1} ms (at t=0: {:.1} ms), as the drive's read-ahead serves the alternating readers \
-             from its cache. as-aged-sptf still made {}: when the other reader's request arrives \
+            "at t={t} ms the disk idles while both readers think: aged-sptf's utilization is {} \
+             (at t=0: {}) and its disk time per request {:.1} ms (at t=0: {:.1} ms), as the \
+             drive's read-ahead serves the alternating readers from its cache. as-aged-sptf still made {}: when the other reader's request arrives \
              while the last one is still thinking, the elapsed time lowers the cost side of the rule; \
              the `{}` estimator prices the switch without the drive's cache",
             pct(b.utilization),
