@@ -94,9 +94,9 @@ impl<'a> Ctx<'a> {
             "smaller"
         };
         Some(format!(
-            "anticipation reaches {a:.1} MB/s here, {} of the {full:.1} MB/s two anticipated \
+            "as-aged-sptf reaches {a:.1} MB/s here, {} of the {full:.1} MB/s two anticipated \
              sequential readers get (the paper: half the disk bandwidth); the ratio is {cmp} because \
-             our baseline alternates at {b:.1} MB/s with the files {} apart, against the paper's \
+             our baseline, aged-sptf, alternates at {b:.1} MB/s with the files {} apart, against the paper's \
              {paper_base} MB/s",
             pct(a / full),
             self.spacing()
@@ -154,7 +154,7 @@ impl<'a> Ctx<'a> {
             "the fast disk's gain is not the larger, unlike the paper's"
         };
         Some(format!(
-            "the gains are {fast:.2} against the paper's {paper_fast} on the `{}` model and {slow:.2} \
+            "the gains of as-aged-sptf over aged-sptf are {fast:.2} against the paper's {paper_fast} on the `{}` model and {slow:.2} \
              against {paper_slow} on the `{}` model; {order}, and their ratio compounds the two \
              differences",
             self.o.fast_disk, self.o.disk
@@ -170,7 +170,7 @@ impl<'a> Ctx<'a> {
             .capacity_sectors() as f64
             * 512.0;
         Some(format!(
-            "the baseline alternates between the files at {b:.1} MB/s on the `{}` model ({slow:.1} \
+            "the baseline, aged-sptf, alternates between the files at {b:.1} MB/s on the `{}` model ({slow:.1} \
              MB/s on the `{}` model), with the files {} apart, {} of this disk's {:.0} MiB; the \
              paper's fast disk delivered \"nearly the same low throughput\" as its IDE disk",
             self.o.fast_disk,
@@ -345,7 +345,7 @@ impl<'a> Ctx<'a> {
         if s == "cas" {
             let l = self.run("cas-table1", "", None, "linux-as")?.duration_s;
             why += &format!(
-                ". CAS takes {t:.1} s and LAS {l:.1} s here: Table 1 has no cooperating processes, \
+                ". cas takes {t:.1} s and linux-as {l:.1} s here: Table 1 has no cooperating processes, \
                  and CAS's rules differ from LAS's only for requests of another process near the \
                  head, which the writer's, asynchronous and far, are not"
             );
@@ -379,7 +379,7 @@ impl<'a> Ctx<'a> {
         let stream = self.stream_mb()?;
         Some(format!(
             "deadline's reader takes {d:.1} s here (the paper: {paper_d} s), set by `read_expire` \
-             and the write batches more than by the disk's rate; LAS's, {l:.1} s (the paper: \
+             and the write batches more than by the disk's rate; linux-as's, {l:.1} s (the paper: \
              {paper_l} s), is the reader's transfer time at the model's {stream:.1} MB/s for one \
              reader"
         ))
@@ -388,7 +388,7 @@ impl<'a> Ctx<'a> {
     /// Table 1, linux-as / deadline disk MB/s.
     pub fn cas1_mb_ratio(&self, l: f64, d: f64) -> Option<String> {
         Some(format!(
-            "the disk moves {l:.1} MB/s under LAS and {d:.1} MB/s under deadline here: deadline's \
+            "the disk moves {l:.1} MB/s under linux-as and {d:.1} MB/s under deadline here: deadline's \
              seeks between the files ({} apart) cost the same time whatever the disk's rate, and \
              the transfers they interrupt are shorter on a faster disk",
             self.spacing()
@@ -445,7 +445,7 @@ impl<'a> Ctx<'a> {
         );
         if s == "cas" {
             let l = self.mb("cas-table2", "", None, "linux-as")?;
-            why += &format!(" and {} of LAS's {l:.1} MB/s", pct(ours / l));
+            why += &format!(" and {} of linux-as's {l:.1} MB/s", pct(ours / l));
         }
         Some(why)
     }
@@ -457,9 +457,9 @@ impl<'a> Ctx<'a> {
         let (files, dirs) = self.tree();
         let per = |t: f64, n: f64| t * 1e3 / n;
         Some(format!(
-            "per file deadline takes {:.1} ms and LAS {:.1} ms here, {:.1} and {:.1} ms in the \
+            "per file deadline takes {:.1} ms and linux-as {:.1} ms here, {:.1} and {:.1} ms in the \
              paper; deadline pays seeks between the big file and the tree ({} apart here; the paper \
-             does not say where its tree lay), LAS a read expiry. CAS's cost is per directory: \
+             does not say where its tree lay), linux-as a read expiry. cas's cost is per directory: \
              {:.2} s here, {:.2} s in the paper's tree",
             per(d, files),
             per(l, files),
@@ -506,7 +506,7 @@ impl<'a> Ctx<'a> {
             pct(paper_two / paper_one)
         );
         if s == "linux-as" {
-            why += &format!("; LAS made {}", Self::waits(two));
+            why += &format!("; linux-as made {}", Self::waits(two));
         }
         Some(why)
     }
