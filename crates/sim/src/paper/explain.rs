@@ -103,6 +103,38 @@ impl<'a> Ctx<'a> {
         ))
     }
 
+    /// A row of the baseline's MB/s, or of a gain over it, where the readers alternate: the
+    /// baseline's rate is set by the cost of a switch between the files, and so by where they
+    /// lie, which the paper does not say.
+    pub fn baseline(&self, group: &str, variant: &str, x: Option<f64>) -> Option<String> {
+        let b = self.run(group, variant, x, BASELINE)?;
+        let a = self.run(group, variant, x, ANTICIPATORY)?;
+        Some(format!(
+            "aged-sptf alternates between the readers' files, {} apart on the `{}` model: {:.1} \
+             MB/s at {:.1} ms of disk time per request, where as-aged-sptf, serving one reader at a \
+             time, gets {:.1} MB/s at {:.1} ms per request; the paper does not say where its files lay, and a switch \
+             costs what their distance does",
+            self.spacing(),
+            b.disk,
+            b.throughput_mb_s,
+            service_ms(b),
+            a.throughput_mb_s,
+            service_ms(a)
+        ))
+    }
+
+    /// A row of a rate the disk sets (a reader served without switches): the disk model's.
+    pub fn disk_rate(&self, group: &str, variant: &str, s: &str) -> Option<String> {
+        let x = self.run(group, variant, None, s)?;
+        Some(format!(
+            "{s} gets {:.1} MB/s from the `{}` model here, the disk busy {} of the time: the rate \
+             is the disk model's, and the paper's is its IBM Deskstar 34GXP's",
+            x.throughput_mb_s,
+            x.disk,
+            pct(x.utilization)
+        ))
+    }
+
     /// `random/... gain`: how much a switch between the files costs over a random request
     /// within one.
     pub fn random_gain(&self, variant: &str) -> Option<String> {

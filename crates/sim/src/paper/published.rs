@@ -210,11 +210,13 @@ pub fn evaluate(runs: &[PaperRun], o: &PaperOptions) -> Vec<Experiment> {
                 Some(4.77),
                 tp("seq/mmap", BASELINE),
             );
+            e.why_if(cx.baseline(id, "seq/mmap", None));
             e.row(
                 "seq/mmap as-aged-sptf MB/s",
                 Some(20.2),
                 tp("seq/mmap", ANTICIPATORY),
             );
+            e.why_if(cx.disk_rate(id, "seq/mmap", ANTICIPATORY));
             let util = r
                 .find(id, "seq/mmap", None, ANTICIPATORY)
                 .map_or(f64::NAN, |x| x.utilization);
@@ -224,27 +226,32 @@ pub fn evaluate(runs: &[PaperRun], o: &PaperOptions) -> Vec<Experiment> {
                 Some(gain_seq),
                 gain("seq/mmap"),
             );
+            e.why_if(cx.baseline(id, "seq/mmap", None));
             e.row(
                 "seq/read aged-sptf MB/s (\"about 21 MB/s\")",
                 Some(21.0),
                 tp("seq/read", BASELINE),
             );
+            e.why_if(cx.disk_rate(id, "seq/read", BASELINE));
             e.row("seq/read gain (\"about 5%\")", Some(1.05), gain("seq/read"));
             e.row(
                 "alter/read aged-sptf MB/s",
                 Some(5.05),
                 tp("alter/read", BASELINE),
             );
+            e.why_if(cx.baseline(id, "alter/read", None));
             e.row(
                 "alter/read as-aged-sptf MB/s",
                 Some(10.68),
                 tp("alter/read", ANTICIPATORY),
             );
+            e.why_if(cx.disk_rate(id, "alter/read", ANTICIPATORY));
             e.row(
                 "alter/mmap aged-sptf MB/s (\"only 5 MB/s\")",
                 Some(5.0),
                 tp("alter/mmap", BASELINE),
             );
+            e.why_if(cx.baseline(id, "alter/mmap", None));
             e.row(
                 "alter/mmap gain (\"half the disk bandwidth\")",
                 Some(2.0),
@@ -293,7 +300,9 @@ pub fn evaluate(runs: &[PaperRun], o: &PaperOptions) -> Vec<Experiment> {
     let s = r.sweep("fig5-symmetric");
     if let Some(&(_, b0, a0)) = s.first() {
         e.row("gain at t=0 (\"four times\")", Some(4.0), a0 / b0);
+        e.why_if(cx.baseline("fig5-symmetric", "", Some(0.0)));
         e.row("aged-sptf MB/s at t=0 (\"only 5 MB/s\")", Some(5.0), b0);
+        e.why_if(cx.baseline("fig5-symmetric", "", Some(0.0)));
     }
     let at = |t: f64| s.iter().find(|p| p.0 == t).map_or(f64::NAN, |p| p.2 / p.1);
     // Where the curve meets the baseline: the first think time of the sweep whose gain is
@@ -327,6 +336,7 @@ pub fn evaluate(runs: &[PaperRun], o: &PaperOptions) -> Vec<Experiment> {
     let s = r.sweep("fig6-asymmetric");
     if let Some(&(_, b0, a0)) = s.first() {
         e.row("aged-sptf MB/s at t=0", Some(5.0), b0);
+        e.why_if(cx.baseline("fig6-asymmetric", "", Some(0.0)));
         e.row("as-aged-sptf MB/s at t=0", None, a0);
     }
     let dip = s.iter().min_by(|a, b| a.2.total_cmp(&b.2)).copied();
