@@ -120,7 +120,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         let progress = Progress::new(plan.len() as u64, "paper (disk)");
         let runs = paper::run(&plan, a.seed, &|| progress.inc())?;
         progress.finish();
-        let experiments = paper::evaluate(&runs);
+        let experiments = paper::evaluate(&runs, &opts);
         let comparison = paper::compare(&runs);
         Some(DiskHalf {
             opts,
@@ -277,7 +277,7 @@ fn write_outputs(
                 std::fs::write(scratch.join("jobs").join(format!("{name}.fio")), job)?;
                 files.push(format!("jobs/{name}.fio"));
             }
-            md += &report(a, &d.opts, &d.experiments, &d.comparison, &plots);
+            md += &report(a, d, &plots);
             files.extend(plots_files(&plots));
         }
         if let Some(m) = memory {
@@ -585,13 +585,8 @@ fn draw_comparison(dir: &Path, c: &Comparison) -> anyhow::Result<String> {
 
 /// `report.md`: what was run, the published figures beside ours, the plots, and an
 /// explanation wherever ours differs from the paper by more than 15%.
-fn report(
-    a: &Args,
-    opts: &PaperOptions,
-    experiments: &[Experiment],
-    comparison: &Comparison,
-    plots: &[String],
-) -> String {
+fn report(a: &Args, d: &DiskHalf, plots: &[String]) -> String {
+    let (opts, experiments, comparison) = (&d.opts, &d.experiments, &d.comparison);
     let mut md = String::new();
     let _ = writeln!(
         md,
@@ -613,7 +608,7 @@ fn report(
     );
     let _ = writeln!(md, "Ratio is ours / paper. MB is 10^6 bytes. Shares are fractions of disk time (the paper's contracts are in disk utilization).\n");
     md += &experiment_tables(experiments, a.quick);
-    let _ = writeln!(md, "{}", paper::modelling_notes(opts));
+    let _ = writeln!(md, "{}", paper::modelling_notes(opts, &d.runs));
     md += &comparison_section(comparison);
     let _ = writeln!(md, "## Plots\n");
     for p in plots {
@@ -623,8 +618,8 @@ fn report(
 }
 
 /// Each experiment's table (quantity, paper, ours, ratio), and why ours differs wherever it
-/// differs by more than 15%: the reason the evaluation worked out from the runs, or else the
-/// disk half's known explanations.
+/// differs by more than 15%: the reason the evaluation worked out from the runs, or else a
+/// note without figures (quick mode, or a difference not yet looked into).
 pub(crate) fn experiment_tables(experiments: &[Experiment], quick: bool) -> String {
     let mut md = String::new();
     for e in experiments {
@@ -726,7 +721,7 @@ fn comparison_section(c: &Comparison) -> String {
         }
         let _ = writeln!(md);
     }
-    let _ = writeln!(md, "{}", paper::NOTES);
+    let _ = writeln!(md, "{}", paper::notes(c));
     let _ = writeln!(md, "### Best on each (within 2% of the best score)\n");
     let _ = writeln!(md, "| microbenchmark | measure | best |\n|---|---|---|");
     for (k, best) in c.columns.iter().zip(&c.best) {

@@ -186,6 +186,54 @@ fn paper_quick_writes_the_report_plots_jobs_and_json() {
     assert!(leftovers.is_empty());
 }
 
+/// The report's prose follows the options: with another disk, seed and spacing, its reasons
+/// and notes quote that run's spacing and disk, and none of the default suite's (issue 16).
+#[test]
+fn paper_prose_follows_the_options() {
+    let dir = scratch("paper-options");
+    let out = bin()
+        .args([
+            "paper",
+            "--part",
+            "disk",
+            "--quick",
+            "--disk",
+            "cheetah-15k",
+            "--fast-disk",
+            "deskstar-34gxp",
+            "--seed",
+            "3",
+            "--file-spacing",
+            "3072",
+            "--out",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    // The prose after the tables' header lines: reasons, modelling notes, comparison notes.
+    let prose: Vec<&str> = report.lines().filter(|l| l.starts_with("- ")).collect();
+    assert!(
+        prose.iter().any(|l| l.contains("3072 MiB apart")),
+        "{report}"
+    );
+    assert!(
+        prose.iter().any(|l| l.contains("`cheetah-15k` model")),
+        "{report}"
+    );
+    for l in &prose {
+        assert!(
+            !l.contains("6144 MiB") && !l.contains("6 GB"),
+            "the default spacing in: {l}"
+        );
+    }
+}
+
 #[test]
 fn schedulers_lists_every_name_with_its_tunables() {
     let out = bin().arg("schedulers").output().unwrap();

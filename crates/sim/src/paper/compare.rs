@@ -12,53 +12,278 @@
 use serde::Serialize;
 
 use super::published::Runs;
-use super::workloads::all_schedulers;
+use super::workloads::{all_schedulers, COMPARE_THINK_MS};
 use super::PaperRun;
 
-/// What the comparison shows and why, for the report (markdown). Written after reading the
-/// runs (their shares, latencies and waits in `results.json`); the figures are the default
-/// suite's.
-pub const NOTES: &str = "\
-Reading the comparison (figures from the default suite):
+/// The peers: Linux's and BFQ's schedulers. Every other scheduler of the catalog is
+/// antsched's own.
+const PEERS: [&str; 6] = [
+    "deadline",
+    "linux-as",
+    "linux-as-2.6.32",
+    "cas",
+    "cfq",
+    "bfq",
+];
 
-- **Long-lived readers (4.1, 4.2, two readers).** Anticipation is what wins. antsched's \
-anticipatory schedulers lead: two sequential mmap readers at 20.9 (as-sptf, as-clook) and 20.5 \
-MB/s (as-aged-sptf) against 19.0 for linux-as and cas, 18.8 for BFQ and 18.5 for CFQ, because the \
-Linux schedulers switch readers whenever a read expires (125 ms) or a batch or slice ends, and \
-pay a seek each time; that is also why their worst p99 is 130 to 150 ms where as-aged-sptf's is \
-7 to 12 ms on the 4.1 sequential and alternate-block patterns. On random reads antsched's \
-cost-benefit rule still gains about 30% (LAS's mean-seek rule about 26%), while CFQ and BFQ stop \
-idling for seeky queues and gain nothing. BFQ also does not idle for the 4.2 readers that think 4 ms or more: its I/O-bound \
-test (idle at most 20% of its I/O time) and short-think test (mean at most `slice_idle`/2) both \
-fail for them, so in a symmetric scenario it serves them like deadline (4.5 MB/s at 4 ms, where \
-CFQ and the anticipatory schedulers give 8.5 to 9). as-aged-sptf's p99 on the random patterns \
-and at 8 ms think times is its 1 s age bound.
-- **Shares.** as-stride meets disk-time shares exactly (2.00, 3.00) at about half the throughput; \
-as-stride-combo keeps full throughput with 1.79 and 2.69. BFQ meets byte shares exactly (2.00, \
-10.0) at 19 MB/s, and comes close in disk time (1.83, 3.20): for sequential readers, weights by \
-bytes are BFQ's strength. The seek-ordering and Linux schedulers other than BFQ ignore weights \
-(2.6.29 CFQ has none); as-sptf and as-clook, which never age requests, starve a reader outright \
-(shares of 0).
-- **A reader against a write-back flood (CAS Table 1).** The Linux schedulers win: they keep \
-synchronous reads apart from asynchronous writes (AS's read batches and write batch limits, CFQ's \
-and BFQ's sync queues), 13.6 s (LAS, CAS) to 23.5 s (BFQ), with deadline an order of magnitude \
-behind. antsched's policies treat write-back like any request: Aged-SPTF lets the backlog (over a \
-second of writes) age past its 1 s bound and then serves it oldest first, so each read waits \
-behind it and the reader is not done after 300 s (with `age_bound=10s` it takes 20 s); SPTF, \
-C-LOOK, SSTF and LOOK, with or without anticipation, finish the reader in 10 s by writing nothing \
-at all (see the write-back column); Stride gives the write-back daemon's class half the disk time, \
-which it streams, while the reader spends its half seeking back for each 128 KiB.
-- **Cooperating short-lived processes (CAS Tables 2 and 3).** CAS and linux-as-2.6.32 win: they \
-keep waiting across a `cat`'s exit for a nearby read from another process. antsched's \
-heuristics wait only for the context that issued the last request, and the next file is read by \
-a new process: in Table 3 every antsched scheduler seek-storms like deadline (1.7 MB/s against \
-CAS's 7.0). In Table 2 as-aged-sptf keeps anticipating the stream and serves each `cat` only when \
-its read ages past 1 s (not done after 300 s), and C-LOOK, as-clook and as-sptf never leave the \
-stream. Stride and YFQ do well there (15.5 s, between CAS's 8.1 and deadline's 18.8): each `cat` is \
-its own class, so its read is served next to the stream's. CFQ (72 s) and BFQ (67 s) make each new process's queue wait for the \
-stream's slice or budget; the kernel's BFQ would raise a new queue's weight (`low_latency`, left \
-out of ours), and later CFQs (2.6.30 on) switch to a close cooperating queue.
-";
+/// The figures the notes quote, looked up in the comparison.
+struct Look<'a>(&'a Comparison);
+
+impl Look<'_> {
+    fn cell(&self, column: &str, scheduler: &str) -> Option<&Cell> {
+        let k = self.0.columns.iter().position(|c| c.id == column)?;
+        let row = self.0.rows.iter().find(|r| r.scheduler == scheduler)?;
+        row.cells.get(k)?.as_ref()
+    }
+
+    /// A cell's value as the tables print it (`≥` for a capped run), or `?` without a run.
+    fn v(&self, column: &str, scheduler: &str) -> String {
+        self.cell(column, scheduler)
+            .map_or("?".into(), |x| show(x.value, x.lower_bound))
+    }
+
+    fn value(&self, column: &str, scheduler: &str) -> Option<f64> {
+        self.cell(column, scheduler).map(|x| x.value)
+    }
+
+    fn p99(&self, column: &str, scheduler: &str) -> Option<f64> {
+        self.cell(column, scheduler).map(|x| x.p99_ms)
+    }
+
+    /// `lo to hi` of `f` over `schedulers` and `columns` (`?` if none has a run).
+    fn range(&self, columns: &[&str], schedulers: &[&str], f: impl Fn(&Cell) -> f64) -> String {
+        let cells: Vec<&Cell> = columns
+            .iter()
+            .flat_map(|c| schedulers.iter().filter_map(move |s| self.cell(c, s)))
+            .collect();
+        let vs: Vec<f64> = cells
+            .iter()
+            .map(|x| f(x))
+            .filter(|v| v.is_finite())
+            .collect();
+        // A capped run's time is a lower bound, and so is the top of a range that holds it.
+        let capped = cells.iter().any(|x| x.lower_bound);
+        let lo = vs.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = vs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if vs.is_empty() {
+            "?".into()
+        } else if show(lo, false) == show(hi, false) {
+            show(lo, capped)
+        } else {
+            format!("{} to {}", show(lo, false), show(hi, capped))
+        }
+    }
+
+    /// `num`'s value over `den`'s on one column, as a percentage change.
+    fn gain(&self, column: &str, num: &str, den: &str) -> String {
+        match (self.value(column, num), self.value(column, den)) {
+            (Some(a), Some(b)) if b > 0.0 => format!("{:+.0}%", (a / b - 1.0) * 100.0),
+            _ => "?".into(),
+        }
+    }
+
+    /// A share column's target, the ratio of its weights.
+    fn target(&self, column: &str) -> String {
+        match self
+            .0
+            .columns
+            .iter()
+            .find(|c| c.id == column)
+            .map(|c| c.measure)
+        {
+            Some(Measure::ShareRatio { target, .. }) => show(target, false),
+            _ => "?".into(),
+        }
+    }
+
+    /// Disk-time share ratio of a byte-share column's run (BFQ's weights, in disk time).
+    fn time_ratio(&self, column: &str, scheduler: &str) -> String {
+        let Some(c) = self.0.columns.iter().find(|c| c.id == column) else {
+            return "?".into();
+        };
+        let (Measure::ShareRatio { num, den, .. }, Some(x)) =
+            (c.measure, self.cell(column, scheduler))
+        else {
+            return "?".into();
+        };
+        let d = den.iter().filter_map(|&k| x.shares.get(k)).sum::<f64>() / den.len() as f64;
+        x.shares.get(num).map_or("?".into(), |n| show(n / d, false))
+    }
+}
+
+/// A figure as the report's tables print it.
+fn show(v: f64, lower_bound: bool) -> String {
+    let s = if !v.is_finite() {
+        "-".to_string()
+    } else if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    };
+    if lower_bound {
+        format!("≥{s}")
+    } else {
+        s
+    }
+}
+
+/// The default of a scheduler's tunable, as the catalog gives it (e.g. `1s`).
+fn default_of(scheduler: &str, tunable: &str) -> String {
+    antsched_core::catalog()
+        .iter()
+        .find(|s| s.name == scheduler)
+        .and_then(|s| s.tunables.iter().find(|t| t.name == tunable))
+        .map_or("?".into(), |t| t.default.to_string())
+}
+
+/// What the comparison shows and why, for the report (markdown). The mechanisms were worked
+/// out by reading runs (their shares, latencies and waits in `results.json`); every figure is
+/// this comparison's own, so the notes describe the runs they sit beside.
+pub fn notes(c: &Comparison) -> String {
+    let l = Look(c);
+    let antsched: Vec<&str> = c
+        .rows
+        .iter()
+        .map(|r| r.scheduler.as_str())
+        .filter(|s| !PEERS.contains(s))
+        .collect();
+    let seq_alter = ["seq-read", "seq-mmap", "alter-read", "alter-mmap"];
+    let linux = [
+        "deadline",
+        "linux-as",
+        "linux-as-2.6.32",
+        "cas",
+        "cfq",
+        "bfq",
+    ];
+    let anticipatory = ["as-sptf", "as-aged-sptf", "as-clook"];
+    // A reader starved: under 1% of the disk time in the 1:2 workload.
+    let least = |x: &Cell| x.shares.iter().copied().fold(f64::INFINITY, f64::min);
+    let starved: Vec<&str> = c
+        .rows
+        .iter()
+        .filter(|r| {
+            l.cell("stride-1-2", &r.scheduler)
+                .is_some_and(|x| least(x) < 0.01)
+        })
+        .map(|r| r.scheduler.as_str())
+        .collect();
+    let starved = if starved.is_empty() {
+        "no scheduler starves a reader in the 1:2 workload".to_string()
+    } else {
+        format!(
+            "{} starve a reader in the 1:2 workload (a share of the disk time of {})",
+            starved.join(", "),
+            l.range(&["stride-1-2"], &starved, least)
+        )
+    };
+    let elevators = ["sptf", "clook", "sstf", "look", "as-sptf", "as-clook"];
+    let stride_wb = l
+        .cell("cas-t1", "stride")
+        .and_then(|x| x.shares.last().copied())
+        .map_or("?".into(), |s| format!("{:.0}%", s * 100.0));
+    format!(
+        "Reading the comparison (every figure is this run's, from the tables above):
+
+- **Long-lived readers (4.1, 4.2, two readers).** Two sequential mmap readers get {as_sptf} \
+(as-sptf), {as_clook} (as-clook) and {as_aged} MB/s (as-aged-sptf) against {las} for linux-as, {cas} \
+for cas, {bfq} for BFQ and {cfq} for CFQ. The Linux schedulers switch readers whenever a read expires \
+or a batch or slice ends, and pay a seek each time; that is also why their worst p99 on the 4.1 \
+sequential and alternate-block patterns is {linux_p99} ms where as-aged-sptf's is {aged_p99} ms. On \
+random reads (4.1 random/read) as-aged-sptf's cost-benefit rule changes aged-sptf's throughput by \
+{g_aged}, LAS's mean-seek rule deadline's by {g_las}, while CFQ and BFQ, which stop idling for seeky \
+queues, change it by {g_cfq} and {g_bfq}. BFQ also does not idle for the 4.2 readers that think: its \
+I/O-bound test (idle for at most a fraction of its I/O time) and short-think test (mean at most \
+`slice_idle`/2) fail for them, so in the symmetric scenario it serves them like deadline ({bfq4} \
+against deadline's {dl4} MB/s at {t4} ms, where CFQ gives {cfq4} and the anticipatory schedulers \
+{as4}). as-aged-sptf's p99 is {aged_rand} ms on the random patterns and {aged8} ms at {t8} ms think \
+times, against its age bound (`age_bound={age}`).
+- **Shares.** as-stride gives disk-time share ratios of {st12} and {st113} (targets {tg12} and \
+{tg113}) at {st_tp} MB/s; as-stride-combo {co12} and {co113} at {co_tp} MB/s. BFQ gives byte share \
+ratios of {b12} and {b1210} (targets {tgb12} and {tgb1210}) at {b_tp} MB/s, and {bt12} and {bt1210} in disk time: for \
+sequential readers, weights by bytes are BFQ's strength. The seek-ordering and Linux schedulers other \
+than BFQ ignore weights (2.6.29 CFQ has none); {starved}.
+- **A reader against a write-back flood (CAS Table 1).** The Linux schedulers keep synchronous reads \
+apart from asynchronous writes (AS's read batches and write batch limits, CFQ's and BFQ's sync \
+queues): the reader takes {t1_las} s under LAS, {t1_cas} s under CAS, {t1_cfq} s under CFQ and \
+{t1_bfq} s under BFQ, and {t1_dl} s under deadline. antsched's policies treat write-back like any \
+request: Aged-SPTF lets the backlog age past its bound and then serves it oldest first, so each read \
+waits behind it and the reader takes {t1_aged} s (`≥` where the run was stopped at its cap); SPTF, \
+C-LOOK, SSTF and LOOK, with or without anticipation, finish the reader in {t1_elev} s while writing \
+back {wb_elev} MB/s (the write-back column); Stride gives the write-back daemon's class {stride_wb} of \
+the disk time, which it streams, while the reader seeks back for each of its reads.
+- **Cooperating short-lived processes (CAS Tables 2 and 3).** CAS and linux-as-2.6.32 keep waiting \
+across a `cat`'s exit for a nearby read from another process; antsched's heuristics wait only for the \
+context that issued the last request, and the next file is read by a new process. In Table 3 two finds \
+get {t3_ant} MB/s under antsched's schedulers and {t3_dl} under deadline, against CAS's {t3_cas}. In \
+Table 2 the find takes {t2_aged} s under as-aged-sptf, which keeps anticipating the stream and serves \
+each `cat` only when its read ages past its bound, and {t2_never} s under C-LOOK, as-clook and \
+as-sptf, which do not leave the stream; Stride and YFQ, where each `cat` is its own class and its read \
+is served next to the stream's, take {t2_stride} and {t2_yfq} s, against CAS's {t2_cas} and \
+deadline's {t2_dl}. CFQ ({t2_cfq} s) and BFQ ({t2_bfq} s) make each new process's queue wait for the \
+stream's slice or budget; the kernel's BFQ would raise a new queue's weight (`low_latency`, left out \
+of ours), and later CFQs (2.6.30 on) switch to a close cooperating queue.
+",
+        as_sptf = l.v("seq-mmap", "as-sptf"),
+        as_clook = l.v("seq-mmap", "as-clook"),
+        as_aged = l.v("seq-mmap", "as-aged-sptf"),
+        las = l.v("seq-mmap", "linux-as"),
+        cas = l.v("seq-mmap", "cas"),
+        bfq = l.v("seq-mmap", "bfq"),
+        cfq = l.v("seq-mmap", "cfq"),
+        linux_p99 = l.range(&seq_alter, &linux[1..], |x| x.p99_ms),
+        aged_p99 = l.range(&seq_alter, &["as-aged-sptf"], |x| x.p99_ms),
+        g_aged = l.gain("random-read", "as-aged-sptf", "aged-sptf"),
+        g_las = l.gain("random-read", "linux-as", "deadline"),
+        g_cfq = l.gain("random-read", "cfq", "deadline"),
+        g_bfq = l.gain("random-read", "bfq", "deadline"),
+        t4 = COMPARE_THINK_MS[0],
+        t8 = COMPARE_THINK_MS[1],
+        bfq4 = l.v("think-4ms", "bfq"),
+        dl4 = l.v("think-4ms", "deadline"),
+        cfq4 = l.v("think-4ms", "cfq"),
+        as4 = l.range(&["think-4ms"], &anticipatory, |x| x.value),
+        aged_rand = l.range(&["random-read", "random-mmap"], &["as-aged-sptf"], |x| x.p99_ms),
+        aged8 = l.p99("think-8ms", "as-aged-sptf").map_or("?".into(), |v| show(v, false)),
+        age = default_of("aged-sptf", "age_bound"),
+        tg12 = l.target("stride-1-2"),
+        tg113 = l.target("shares-1-1-3"),
+        tgb12 = l.target("bfq-1-2"),
+        tgb1210 = l.target("bfq-1-2-10"),
+        st12 = l.v("stride-1-2", "as-stride"),
+        st113 = l.v("shares-1-1-3", "as-stride"),
+        st_tp = l.range(&["stride-1-2"], &["as-stride"], |x| x.throughput_mb_s),
+        co12 = l.v("stride-1-2", "as-stride-combo"),
+        co113 = l.v("shares-1-1-3", "as-stride-combo"),
+        co_tp = l.range(&["stride-1-2"], &["as-stride-combo"], |x| x.throughput_mb_s),
+        b12 = l.v("bfq-1-2", "bfq"),
+        b1210 = l.v("bfq-1-2-10", "bfq"),
+        b_tp = l.range(&["bfq-1-2"], &["bfq"], |x| x.throughput_mb_s),
+        bt12 = l.time_ratio("bfq-1-2", "bfq"),
+        bt1210 = l.time_ratio("bfq-1-2-10", "bfq"),
+        t1_las = l.v("cas-t1", "linux-as"),
+        t1_cas = l.v("cas-t1", "cas"),
+        t1_cfq = l.v("cas-t1", "cfq"),
+        t1_bfq = l.v("cas-t1", "bfq"),
+        t1_dl = l.v("cas-t1", "deadline"),
+        t1_aged = l.v("cas-t1", "aged-sptf"),
+        t1_elev = l.range(&["cas-t1"], &elevators, |x| x.value),
+        wb_elev = l.range(&["cas-t1-writes"], &elevators, |x| x.value),
+        t3_ant = l.range(&["cas-t3-2"], &antsched, |x| x.value),
+        t3_dl = l.v("cas-t3-2", "deadline"),
+        t3_cas = l.v("cas-t3-2", "cas"),
+        t2_aged = l.v("cas-t2", "as-aged-sptf"),
+        t2_never = l.range(&["cas-t2"], &["clook", "as-clook", "as-sptf"], |x| x.value),
+        t2_stride = l.v("cas-t2", "stride"),
+        t2_yfq = l.v("cas-t2", "yfq"),
+        t2_cas = l.v("cas-t2", "cas"),
+        t2_dl = l.v("cas-t2", "deadline"),
+        t2_cfq = l.v("cas-t2", "cfq"),
+        t2_bfq = l.v("cas-t2", "bfq"),
+    )
+}
 
 /// What a column measures.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]

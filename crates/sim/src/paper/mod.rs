@@ -30,13 +30,14 @@ mod peers;
 mod published;
 mod workloads;
 
-pub use compare::{compare, Cell, Column, Comparison, ComparisonRow, Measure, NOTES};
+pub use compare::{compare, notes, Cell, Column, Comparison, ComparisonRow, Measure};
 pub use explain::explain;
+pub use explain::LINUX_TREE_FILES;
 pub use peers::disk_mb_s;
 pub use published::{evaluate, Experiment, Row};
 pub use workloads::{
     all_schedulers, modelling_notes, plan, CasScale, PaperOptions, PlannedRun, ANTICIPATORY,
-    BASELINE, FILE_SPACING, MIN_FILE_SPACING,
+    BASELINE, FILE_SPACING, MIN_FILE_SPACING, TREE_DIR_FILES,
 };
 
 use rayon::prelude::*;
@@ -88,4 +89,187 @@ pub fn run(
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod prose {
+    //! `grep` of the report's source finds no literal experimental figure in prose (issue
+    //! 16): a figure of ours comes from the runs, the paper's from the published table.
+
+    /// The paper module's sources (and the CLI's report writer), without their tests.
+    const SOURCES: [(&str, &str); 7] = [
+        ("mod.rs", include_str!("mod.rs")),
+        ("explain.rs", include_str!("explain.rs")),
+        ("compare.rs", include_str!("compare.rs")),
+        ("peers.rs", include_str!("peers.rs")),
+        ("published.rs", include_str!("published.rs")),
+        ("workloads.rs", include_str!("workloads.rs")),
+        ("cli/paper.rs", include_str!("../../../cli/src/paper.rs")),
+    ];
+
+    /// Reviewed figures in string literals, each with why it may stand: the quantity labels
+    /// that quote the paper, the workloads' settings, and facts of the paper's setup.
+    const ALLOWED: &[(&str, &str)] = &[
+        // Quantity labels: the paper's own figures, as it gave them ("+28%").
+        ("published.rs", "28%"),
+        ("published.rs", "30%"),
+        // Titles that name the workload: its files, its timer ticks, its think times.
+        ("published.rs", "1 GB"),
+        ("published.rs", "1 ms"),
+        ("peers.rs", "200 MB"),
+        ("compare.rs", "4ms"),
+        ("compare.rs", "8ms"),
+        ("cli/paper.rs", "8 ms"),
+        // The modelling notes: the workload's writes, the paper's memory, and the size of the
+        // source tree a book counted (the paper's setup, not a run of ours).
+        ("workloads.rs", "1 MB"),
+        ("workloads.rs", "1 GB"),
+        ("workloads.rs", "144 MB"),
+        // LAS's own rule: it stops waiting for new processes past an exit probability of 50%.
+        ("workloads.rs", "50%"),
+        // The report's thresholds: which differences it explains, who counts as best.
+        ("cli/paper.rs", "15%"),
+        ("cli/paper.rs", "2%"),
+    ];
+
+    /// String literals of `src` (escapes kept as written), with their line, skipping comments
+    /// and everything from the first `#[cfg(test)]` on.
+    fn literals(src: &str) -> Vec<(usize, String)> {
+        let src = src.split("#[cfg(test)]").next().unwrap_or(src);
+        let b = src.as_bytes();
+        let (mut out, mut i, mut line) = (Vec::new(), 0, 1);
+        while i < b.len() {
+            match b[i] {
+                b'\n' => line += 1,
+                b'/' if b.get(i + 1) == Some(&b'/') => {
+                    while i < b.len() && b[i] != b'\n' {
+                        i += 1;
+                    }
+                    continue;
+                }
+                // A char literal ('"', '\'') or a lifetime: skip the quote and what it holds.
+                b'\'' => {
+                    if b.get(i + 1) == Some(&b'\\') {
+                        i += 4;
+                        continue;
+                    }
+                    if b.get(i + 2) == Some(&b'\'') {
+                        i += 3;
+                        continue;
+                    }
+                }
+                b'"' => {
+                    let (start, at) = (i + 1, line);
+                    i += 1;
+                    while i < b.len() && b[i] != b'"' {
+                        if b[i] == b'\\' {
+                            i += 1;
+                        }
+                        if b.get(i) == Some(&b'\n') {
+                            line += 1;
+                        }
+                        i += 1;
+                    }
+                    out.push((
+                        at,
+                        String::from_utf8_lossy(&b[start..i.min(b.len())]).into(),
+                    ));
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// Figures with a unit of measurement in `lit` outside the paper's quoted words (`\"...\"`):
+    /// a number not part of a name or a setting (`=1ms`), then `MB/s`, `MB`, `GB`, `ms`, `s`
+    /// or `%`.
+    fn figures(lit: &str) -> Vec<String> {
+        // Drop quotations of the paper: `\"four times\"`.
+        let mut text = String::new();
+        for (k, part) in lit.split("\\\"").enumerate() {
+            if k % 2 == 0 {
+                text += part;
+                text.push(' ');
+            }
+        }
+        let c: Vec<char> = text.chars().collect();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < c.len() {
+            let starts = c[i].is_ascii_digit()
+                && (i == 0 || !(c[i - 1].is_alphanumeric() || "=._-{:/".contains(c[i - 1])));
+            if !starts {
+                i += 1;
+                continue;
+            }
+            let mut j = i;
+            while j < c.len() && (c[j].is_ascii_digit() || ".,".contains(c[j])) {
+                j += 1;
+            }
+            let mut k = j;
+            if c.get(k) == Some(&' ') {
+                k += 1;
+            }
+            let rest: String = c[k..c.len().min(k + 4)].iter().collect();
+            let unit = ["MB/s", "MB", "GB", "ms", "%", "s"].into_iter().find(|u| {
+                rest.starts_with(u)
+                    && !rest[u.len()..]
+                        .chars()
+                        .next()
+                        .is_some_and(|n| n.is_alphanumeric())
+            });
+            if let Some(u) = unit {
+                let n: String = c[i..j].iter().collect();
+                let n = n.trim_end_matches([',', '.']);
+                out.push(if k > j {
+                    format!("{n} {u}")
+                } else {
+                    format!("{n}{u}")
+                });
+            }
+            i = j.max(i + 1);
+        }
+        out
+    }
+
+    #[test]
+    fn no_literal_figure_in_the_reports_prose() {
+        let mut found = Vec::new();
+        let mut used = std::collections::HashSet::new();
+        for (file, src) in SOURCES {
+            for (line, lit) in literals(src) {
+                for f in figures(&lit) {
+                    match ALLOWED.iter().position(|(a, x)| *a == file && *x == f) {
+                        Some(k) => {
+                            used.insert(k);
+                        }
+                        None => found.push(format!("{file}:{line}: {f}")),
+                    }
+                }
+            }
+        }
+        // An entry nothing needs any more goes, so that the list stays the reviewed one.
+        for (k, entry) in ALLOWED.iter().enumerate() {
+            if !used.contains(&k) {
+                found.push(format!("allowed but not found: {entry:?}"));
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "figures written into the report's prose (compute them from the runs, take the \
+             paper's from the published table, or drop the sentence):\n{}",
+            found.join("\n")
+        );
+    }
+
+    #[test]
+    fn the_scan_finds_a_planted_figure() {
+        let src = "let s = \"about 10.4 MB/s here, 6 GB apart, 78% of it\"; // 5 ms\n\
+                   let q = \"gain (\\\"about 5%\\\")\"; let j = \"thinktime=1ms\";";
+        let lits = literals(src);
+        let all: Vec<String> = lits.iter().flat_map(|(_, l)| figures(l)).collect();
+        assert_eq!(all, ["10.4 MB/s", "6 GB", "78%"]);
+    }
 }

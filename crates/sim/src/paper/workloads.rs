@@ -145,9 +145,13 @@ fn find_job(name: &str, files: u32, at_mib: u64) -> String {
     format!(
         "\n[{name}]\nrw=read\nnrfiles={files}\nfilesize={TREE_FILE_KIB}k\nbs={TREE_FILE_KIB}k\n\
          file_service_type=sequential\nantsched_context_per_file=1\nantsched_dir_files={TREE_DIR_FILES}\n\
-         thinktime=1ms\nantsched_disk_offset={at_mib}m\n"
+         thinktime={CAT_GAP_US}us\nantsched_disk_offset={at_mib}m\n"
     )
 }
+
+/// The gap between one process's last read of a `find` tree and the next one's first, in
+/// microseconds (see [`find_job`]).
+pub const CAT_GAP_US: u32 = 1000;
 
 fn cas_global(what: &str, cap_s: u32) -> String {
     format!(
@@ -230,20 +234,55 @@ pub fn bfq_readers(o: &PaperOptions, runtime_s: u32, weights: &[Option<u32>]) ->
     readers("read", "psync", runtime_s, o.file_spacing, &rs)
 }
 
-/// How the Linux/CAS and BFQ experiments are modelled, for the report (markdown).
-pub fn modelling_notes(o: &PaperOptions) -> String {
+/// The default of tunable `name` of `scheduler`, as the catalog gives it (e.g. `125ms`).
+fn tunable_default(scheduler: &str, name: &str) -> String {
+    antsched_core::catalog()
+        .iter()
+        .find(|s| s.name == scheduler)
+        .and_then(|s| s.tunables.iter().find(|t| t.name == name))
+        .map_or_else(|| "?".into(), |t| t.default.to_string())
+}
+
+/// How the Linux/CAS and BFQ experiments are modelled, for the report (markdown). Its
+/// figures are the options', the simulator's settings, and those of `runs`, the suite's runs
+/// (a figure whose run is not there shows as `?`).
+pub fn modelling_notes(o: &PaperOptions, runs: &[super::PaperRun]) -> String {
     let c = CasScale::of(o);
     let spacing = o.file_spacing >> 20;
     let tree_mib = f64::from(c.tree_files * TREE_FILE_KIB) / 1024.0;
+    let find = |group: &str, variant: &str, s: &str| {
+        runs.iter()
+            .find(|r| r.plan.group == group && r.plan.variant == variant && r.plan.label == s)
+            .map(|r| &r.report)
+    };
+    let show = |v: Option<f64>, digits: usize| v.map_or("?".into(), |v| format!("{v:.digits$}"));
+    // One reader alone under deadline, which has nothing to schedule: the disk's streaming rate.
+    let stream = show(
+        find("bfq-shares", "1-reader", "deadline").map(|r| r.throughput_mb_s),
+        1,
+    );
+    let dirs = c.tree_files.div_ceil(TREE_DIR_FILES);
+    let time2 = |s| find("cas-table2", "", s).map(|r| r.duration_s);
+    let dir_s = show(time2("cas").map(|t| t / f64::from(dirs)), 2);
+    let newer = match (time2("cas"), time2("linux-as-2.6.32")) {
+        (Some(c), Some(n)) if (n / c - 1.0).abs() <= 0.05 => format!(
+            "gives nearly the same time in Table 2 ({n:.1} s against CAS's {c:.1} s in this run)"
+        ),
+        (Some(c), Some(n)) => {
+            format!("gives {n:.1} s in Table 2 against CAS's {c:.1} s in this run")
+        }
+        _ => "is in the tables beside them".into(),
+    };
     format!(
         "## How the Linux/CAS and BFQ experiments are modelled\n\n\
-The Linux/CAS paper measured Linux 2.6.9 on a 7,200 rpm Maxtor IDE disk of about 35 MB/s; we run its \
-workloads on the same disk model as the rest of the suite (`{disk}`, 21 MB/s on the outer zone), so \
-its MB/s are about 60% of the paper's. Job files: `jobs/cas-*.fio` and `jobs/bfq-shares-*.fio`.\n\n\
+The Linux/CAS paper measured Linux 2.6.9 on a 7,200 rpm Maxtor IDE disk; we run its workloads on the \
+same disk model as the rest of the suite (`{disk}`, where one reader alone gets {stream} MB/s in this \
+run: `bfq-shares`, one reader, under deadline). Job files: `jobs/cas-*.fio` and \
+`jobs/bfq-shares-*.fio`.\n\n\
 - **Table 1** (`cas-table1`): `while true; do dd if=/dev/zero of=file count=2048 bs=1M; done` is a \
 buffered writer of 1 MB `write`s looping over a 2 GiB file: its writes only dirty memory, the \
-simulator's write-back daemon sends them to the disk every 100 ms as asynchronous writes, and the \
-writer blocks while it holds 64 MiB of dirty data. `time cat 200mb-file` is a buffered reader of a \
+simulator's write-back daemon sends them to the disk every {wb_ms} ms as asynchronous writes, and the \
+writer blocks while it holds {dirty_mib} MiB of dirty data. `time cat 200mb-file` is a buffered reader of a \
 {reader} MiB file with read-ahead (128 KiB windows); the reader's time is the run's length. The \
 writer's file lies first, the reader's {spacing} MiB further on (the suite's file spacing: a switch \
 costs the disk's average seek).\n\
@@ -257,12 +296,11 @@ paper's seconds and ours compare as ratios between schedulers, not as seconds. E
 new, short-lived process (`antsched_context_per_file`) in one request (the kernel's first read-ahead \
 window of a file, 32 KiB, covers it), and find itself, one long-lived process, reads each directory \
 (one 4 KiB block before its files, `antsched_dir_files`) before forking the cats for its files. One \
-process's last read and the next one's first are 1 ms apart (find waking, fork, exec and open: an \
-upper estimate for a 2.28 GHz Pentium 4). Table 2's times are the same from 0.5 to 2 ms. Table 3's \
-are not: with gaps of 2 ms or more the drive's own read-ahead, filling its segmented cache while it \
-would idle between files, serves most of both trees' files without a seek, and the storm fades under \
-every scheduler; our trees, contiguous in the order find reads them, are the best case for that \
-read-ahead. A process exits when it next runs after its last read completes: after the \
+process's last read and the next one's first are {gap_ms} ms apart (find waking, fork, exec and open: an \
+upper estimate for a 2.28 GHz Pentium 4). Table 3 depends on that gap: the longer it is, the more \
+of both trees' files the drive's own read-ahead, filling its segmented cache while it would idle \
+between files, serves without a seek, and the storm fades under every scheduler; our trees, \
+contiguous in the order find reads them, are the best case for that read-ahead. A process exits when it next runs after its last read completes: after the \
 scheduler has decided what follows that completion, as in Linux, where the completion interrupt runs \
 the queue while the process is still asleep. The find's time is the run's length.\n\
 - **Table 3** (`cas-table3`): the same find alone, and two of them on trees {spacing} MiB apart; MB/s \
@@ -275,7 +313,7 @@ next one's read of the neighbouring file arrives a millisecond later. LAS sees t
 process has exited and breaks off, but its elevator still picks the nearby read; each such exit \
 raises its exit probability, and once that passes 50% LAS no longer waits for a new process at all: \
 the streaming reader takes the disk after every file, and each next file waits for its read to expire \
-(125 ms, checked once per 125 ms). CAS counts the close read from another process as cooperation: its \
+(`read_expire`, {expire} in linux-as, checked as often). CAS counts the close read from another process as cooperation: its \
 cooperative exit probability rises instead, and it keeps waiting for new processes. (Before this was \
 modelled, the simulator told the scheduler of a `cat`'s exit inside the completion, before the \
 decision; no scheduler could then wait for a successor, and CAS gave exactly LAS's times.)\n\
@@ -283,10 +321,9 @@ decision; no scheduler could then wait for a successor, and CAS gave exactly LAS
 directory change: find's own directory read comes from a process that thinks far longer than \
 `antic_expire` between its reads (it waits for a dozen `cat`s), so CAS does not wait for find's next \
 request, the streaming reader takes the disk, and the first file of the directory waits for its read \
-to expire. That costs about a quarter of a second per directory, so CAS's time grows with the number \
-of directories (halving the files per directory doubles it; the paper's tree of about 1,000 \
-directories would take about 250 s, the paper's 255 s), while deadline pays two seeks per file. \
-`linux-as-2.6.32`, whose cooperating-process rules are CAS's in other words, gives the same times.\n\
+to expire. That costs {dir_s} s per directory in this run (Table 2's CAS time over its {dirs} \
+directories), so CAS's time grows with the number of directories, while deadline pays two seeks per \
+file. `linux-as-2.6.32`, whose cooperating-process rules are CAS's in other words, {newer}.\n\
 - **The seek storm** (Table 3): with two finds, deadline and LAS serve the other tree's waiting \
 read after every file; CAS stays with one tree through a directory and switches at directory \
 changes.\n\
@@ -302,6 +339,10 @@ weights are compared with one reader alone.\n",
         per_dir = TREE_DIR_FILES,
         scale = 17_000 / c.tree_files,
         cap = c.cap_s,
+        wb_ms = crate::fio::DEFAULT_WRITEBACK_INTERVAL_NS / 1_000_000,
+        dirty_mib = crate::fio::DEFAULT_DIRTY_LIMIT >> 20,
+        gap_ms = f64::from(CAT_GAP_US) / 1000.0,
+        expire = tunable_default("linux-as", "read_expire"),
     )
 }
 
