@@ -3,6 +3,9 @@
 //! under 0.5 s), leaves a program alone where there is no daemon, and does not break a program
 //! that forks while it trims. Skips (with the reason) where there is no C compiler.
 
+// The same harness as the C ABI's tests (a daemon with a source the test sets, the C
+// compiler, where cargo put the libraries): one copy, in crates/memd-c.
+#[path = "../../memd-c/tests/common/mod.rs"]
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
