@@ -350,6 +350,13 @@ pub mod tunables {
     tunable!(BACKWARD_THRESHOLD, "backward_threshold", "0.8", TunableKind::Real { min: 0.0, max: 1.0 },
         "C-LOOK rules: do not wait for a forward candidate if the last context seeks backward with more than this probability; wait for a backward one if it seeks forward with more than it");
     tunable!(
+        BATCH,
+        "batch",
+        "1",
+        TunableKind::Integer { min: 1, max: 1024 },
+        "YFQ: requests taken at once by finish tag and served nearest first (Bruno et al.'s BTsize; 1: no batching)"
+    );
+    tunable!(
         THINK_THRESHOLD,
         "think_threshold",
         "3ms",
@@ -397,6 +404,7 @@ const ANTICIPATION: &[&TunableInfo] = &[
 fn policy_tunables(policy: &str) -> Vec<&'static TunableInfo> {
     match policy {
         "sptf" => vec![&ESTIMATOR],
+        "yfq" => vec![&BATCH],
         "aged-sptf" => vec![&ESTIMATOR, &AGE_BOUND],
         "stride" => vec![&REJOIN_AFTER],
         "lottery" => vec![&SEED, &REJOIN_AFTER],
@@ -621,6 +629,11 @@ fn build_ours(
         env.seed
     };
     let tau = t.duration("tau");
+    let batch = if t.has("batch") {
+        t.integer("batch") as usize
+    } else {
+        1
+    };
     match kind {
         "noop" => wrap(name, Fcfs::new(), NeverWait, t, env),
         "sstf" => wrap(name, Sstf::new(), NeverWait, t, env),
@@ -629,7 +642,7 @@ fn build_ours(
         "sptf" => wrap(name, Sptf::new(), NeverWait, t, env),
         "aged-sptf" => wrap(name, AgedSptf::new(age), NeverWait, t, env),
         "stride" => wrap(name, Stride::new(rejoin), NeverWait, t, env),
-        "yfq" => wrap(name, Yfq::new(), NeverWait, t, env),
+        "yfq" => wrap(name, Yfq::with_batch(batch), NeverWait, t, env),
         "lottery" => wrap(name, Lottery::new(seed, rejoin), NeverWait, t, env),
         "stride-relaxed" => wrap(name, RelaxedStride::new(tau, rejoin), NeverWait, t, env),
         "as-sptf" => wrap(name, Sptf::new(), sptf, t, env),
@@ -645,7 +658,7 @@ fn build_ours(
             env,
         ),
         "as-stride" => wrap(name, Stride::new(rejoin), proportional, t, env),
-        "as-yfq" => wrap(name, Yfq::new(), proportional, t, env),
+        "as-yfq" => wrap(name, Yfq::with_batch(batch), proportional, t, env),
         "as-lottery" => wrap(name, Lottery::new(seed, rejoin), proportional, t, env),
         "as-stride-combo" => wrap(
             name,

@@ -96,7 +96,11 @@ struct Harness {
 impl Harness {
     fn new(name: &str, depth: usize) -> Self {
         let s = build(
-            &format!("{name}:depth={depth}"),
+            &if name.contains(':') {
+                format!("{name},depth={depth}")
+            } else {
+                format!("{name}:depth={depth}")
+            },
             &BuildEnv {
                 seed: 7,
                 ..BuildEnv::default()
@@ -286,8 +290,14 @@ proptest! {
 
     #[test]
     fn every_scheduler_keeps_the_driver_contract(steps in prop::collection::vec(step(), 1..300), depth in 1usize..4) {
-        for info in catalog() {
-            let mut h = Harness::new(info.name, depth);
+        // Every scheduler at its defaults, and the tunables that change a policy's path
+        // (YFQ's batches).
+        let names = catalog()
+            .into_iter()
+            .map(|i| i.name.to_string())
+            .chain(["yfq:batch=4", "as-yfq:batch=4"].map(String::from));
+        for name in names {
+            let mut h = Harness::new(&name, depth);
             for s in &steps {
                 h.apply(s)?;
             }
