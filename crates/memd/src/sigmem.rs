@@ -101,6 +101,10 @@ struct Entry {
     signo: i32,
     domain: u64,
     notifier: Notifier,
+    /// Who it is (pid and start time) and its memory group, taken when it registered, as a
+    /// subscriber's are when it subscribes: the nice it is subject to is looked up from them.
+    process: crate::enforce::Process,
+    group: Option<std::path::PathBuf>,
     /// The memory nice its notifier runs on: it is sent S / W, as its page would show.
     nice: antsched_mem::MemNice,
 }
@@ -171,6 +175,8 @@ impl Registry {
             signo,
             domain,
             notifier: Notifier::new(s_max),
+            process: crate::enforce::Process::of(pid as u32),
+            group: crate::enforce::memory_group_of(pid as u32),
             nice: antsched_mem::MemNice::default(),
         });
         Ok(())
@@ -214,11 +220,11 @@ impl Registry {
     /// it sees: its domain's (`severity_of`) divided by the weight of its memory nice
     /// (`nice_of`), as a subscriber's page shows it (section 4.3, "Nicing"); a change of nice
     /// rescales what it was last told, so the renice alone sends nothing.
-    pub fn notify(
+    pub(crate) fn notify(
         &mut self,
         now: Nanos,
         severity_of: impl Fn(u64) -> Option<f64>,
-        nice_of: impl Fn(i32) -> antsched_mem::MemNice,
+        nice_of: impl Fn(crate::enforce::Process, Option<&std::path::Path>) -> antsched_mem::MemNice,
     ) -> Vec<String> {
         let mut log = Vec::new();
         let mut dead = Vec::new();
@@ -226,7 +232,7 @@ impl Registry {
             let Some(s) = severity_of(e.domain) else {
                 continue;
             };
-            let nice = nice_of(e.pid);
+            let nice = nice_of(e.process, e.group.as_deref());
             if nice != e.nice {
                 e.notifier.rescale(e.nice.weight() / nice.weight());
                 e.nice = nice;

@@ -70,13 +70,8 @@ impl Daemon {
             Vec::new()
         } else {
             let nices = &self.nices;
-            self.sigmem.notify(now, severity_of, |pid| {
-                let pid = pid.max(0) as u32;
-                nices.nice_of(
-                    crate::enforce::Process::of(pid),
-                    crate::enforce::memory_group_of(pid).as_deref(),
-                )
-            })
+            self.sigmem
+                .notify(now, severity_of, |who, group| nices.nice_of(who, group))
         };
         for line in log {
             self.log(format_args!("{line}"));
