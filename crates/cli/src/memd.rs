@@ -145,9 +145,10 @@ pub fn status(a: StatusArgs) -> anyhow::Result<()> {
     for name in names {
         match antsched_memd::connect_domain(&a.socket, &name) {
             Ok(c) => {
+                let record = c.current();
                 let group = (name != antsched_memd::MACHINE)
-                    .then(|| group_view(&name, nices.get(&name).copied(), &c.current()));
-                records.push((name, c.current(), group));
+                    .then(|| group_view(&name, nices.get(&name).copied(), &record));
+                records.push((name, record, group));
             }
             // A group removed between the list and now is not an error of the status.
             Err(antsched_memd::ClientError::Refused { reason, .. })

@@ -5,23 +5,21 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 pub struct Progress(ProgressBar);
 
 impl Progress {
+    /// A bar of `len` steps, shown as `pos/len`.
     pub fn new(len: u64, what: &str) -> Self {
-        // indicatif draws to stderr only when it is a terminal; piped runs stay quiet.
-        let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-        bar.set_style(
-            ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {elapsed}")
-                .expect("a valid template")
-                .progress_chars("=> "),
-        );
-        bar.set_message(what.to_string());
-        Self(bar)
+        Self::with_template(len, "{msg} [{bar:30}] {pos}/{len} {elapsed}", what)
     }
 
     /// A bar for a share of work done (0 to 1), shown as a percentage.
     pub fn share(what: &str) -> Self {
-        let bar = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr());
+        Self::with_template(1000, "{msg} [{bar:30}] {percent}% {elapsed}", what)
+    }
+
+    fn with_template(len: u64, template: &str, what: &str) -> Self {
+        // indicatif draws to stderr only when it is a terminal; piped runs stay quiet.
+        let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
         bar.set_style(
-            ProgressStyle::with_template("{msg} [{bar:30}] {percent}% {elapsed}")
+            ProgressStyle::with_template(template)
                 .expect("a valid template")
                 .progress_chars("=> "),
         );

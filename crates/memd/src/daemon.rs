@@ -861,9 +861,8 @@ impl Daemon {
                 for d in &self.domains {
                     let nice = self
                         .nices
-                        .group_nices()
-                        .find(|(p, _)| *p == Path::new(&d.name))
-                        .map_or(0.0, |(_, n)| n.nice());
+                        .group_nice(Path::new(&d.name))
+                        .map_or(0.0, |n| n.nice());
                     reply.push_str(&format!("{nice}\t{}\n", d.name));
                 }
                 say(&self.clients[i].stream, &reply);

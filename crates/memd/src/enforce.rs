@@ -124,9 +124,9 @@ impl Nices {
         }
     }
 
-    /// Every group's nice that was set, by canonical path.
-    pub fn group_nices(&self) -> impl Iterator<Item = (&Path, MemNice)> {
-        self.groups.iter().map(|(p, n)| (p.as_path(), *n))
+    /// The nice set for the group at canonical path `group`, if one was.
+    pub fn group_nice(&self, group: &Path) -> Option<MemNice> {
+        self.groups.get(group).copied()
     }
 
     /// The nice of the subscriber `who` in the group `group`. A nice set for its PID counts
@@ -138,7 +138,7 @@ impl Nices {
             .get(&who.pid)
             .filter(|(_, start)| *start == who.start)
             .map(|(n, _)| *n);
-        let of_group = group.and_then(|g| self.groups.get(g)).copied();
+        let of_group = group.and_then(|g| self.group_nice(g));
         antsched_mem::nice::effective(own, of_group)
     }
 
