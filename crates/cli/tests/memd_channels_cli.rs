@@ -2,38 +2,9 @@
 //! user runs them: the built binary on temporary sockets.
 
 mod common;
-use common::{bin, scratch};
+use common::{bin, cannot_run, scratch, start_memd, Cleanup};
 
-use std::path::PathBuf;
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
-
-struct Cleanup(PathBuf);
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
-
-struct Daemon(Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn cannot_run(why: &str) -> bool {
-    if std::env::var("ANTSCHED_REQUIRE_FUSE").as_deref() == Ok("1") {
-        panic!("ANTSCHED_REQUIRE_FUSE=1 but the test cannot run: {why}");
-    }
-    eprintln!("skipping: {why}");
-    true
-}
+use std::process::Stdio;
 
 /// CMD sees `$MEMORY_PRESSURE_WATCH` naming memd's pressure socket and systemd's default
 /// trigger in `$MEMORY_PRESSURE_WRITE`; `mem run` registers it for SIGMEM on its group's
@@ -54,22 +25,13 @@ fn mem_run_points_cmd_at_the_pressure_socket_and_registers_sigmem() {
     let _cleanup = Cleanup(dir.clone());
     let sock = dir.join("memd.sock");
     let pressure = dir.join("memory-pressure.sock");
-    let mut d = Daemon(
-        bin()
-            .args(["memd", "--interval", "100ms", "--socket"])
-            .arg(&sock)
-            .arg("--pressure-socket")
-            .arg(&pressure)
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
+    let mut d = start_memd(
+        &sock,
+        "100ms",
+        &["--pressure-socket".as_ref(), pressure.as_os_str()],
+        Stdio::piped(),
+        &[&pressure],
     );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !sock.exists() || !pressure.exists() {
-        assert!(Instant::now() < deadline, "no sockets");
-        assert!(d.0.try_wait().unwrap().is_none(), "memd exited");
-        std::thread::sleep(Duration::from_millis(20));
-    }
     let out = bin()
         .args(["mem", "run", "--sigmem", "--memory-pressure"])
         .arg(&pressure)

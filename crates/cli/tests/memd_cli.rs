@@ -2,54 +2,17 @@
 //! binary on a temporary socket, stopped by SIGTERM.
 
 mod common;
-use common::{bin, scratch};
+use common::{bin, cannot_run, scratch, start_memd, Cleanup, Daemon};
 
-use std::path::PathBuf;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-/// Removes a test's directory when the test passes.
-struct Cleanup(PathBuf);
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
-
-/// Kills the daemon if a test fails half-way.
-struct Daemon(Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 #[test]
 fn memd_serves_status_and_stops_on_sigterm() {
     let dir = scratch("run");
     let _cleanup = Cleanup(dir.clone());
     let sock = dir.join("memd.sock");
-    let mut d = Daemon(
-        bin()
-            .args(["memd", "--interval", "200ms", "--socket"])
-            .arg(&sock)
-            .arg("--state")
-            .arg(dir.join("memd.state"))
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !sock.exists() {
-        assert!(Instant::now() < deadline, "no socket");
-        assert!(d.0.try_wait().unwrap().is_none(), "memd exited");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut d = start_memd(&sock, "200ms", &[], Stdio::piped(), &[]);
     let out = bin()
         .args(["mem", "status", "--json", "--socket"])
         .arg(&sock)
@@ -203,26 +166,9 @@ fn bad_input_is_a_clear_error() {
     );
 }
 
-/// Starts `antsched memd` on `sock` with a tick of `interval` and waits for its socket. Its
-/// state file is beside the socket, so that it never restores a real daemon's limits.
+/// Starts `antsched memd` on `sock` with a tick of `interval`, its log discarded.
 fn memd(sock: &std::path::Path, interval: &str) -> Daemon {
-    let mut d = Daemon(
-        bin()
-            .args(["memd", "--interval", interval, "--socket"])
-            .arg(sock)
-            .arg("--state")
-            .arg(sock.with_file_name("memd.state"))
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !sock.exists() {
-        assert!(Instant::now() < deadline, "no socket");
-        assert!(d.0.try_wait().unwrap().is_none(), "memd exited");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    d
+    start_memd(sock, interval, &[], Stdio::null(), &[])
 }
 
 /// A file that exists and holds more than nothing.
@@ -326,15 +272,6 @@ fn mem_watch_prints_json_lines_and_writes_the_plot() {
     );
 }
 
-/// Skips (printing why) unless the CI flag says this machine must run it.
-fn cannot_run(why: &str) -> bool {
-    if std::env::var("ANTSCHED_REQUIRE_FUSE").as_deref() == Ok("1") {
-        panic!("ANTSCHED_REQUIRE_FUSE=1 but the test cannot run: {why}");
-    }
-    eprintln!("skipping: {why}");
-    true
-}
-
 /// `antsched mem run` puts CMD in a new group with the limit asked, a running memd governs
 /// it (its status lists the group), the group is gone when CMD exits, and the exit status
 /// is CMD's.
@@ -352,21 +289,7 @@ fn mem_run_runs_a_command_in_a_governed_group_and_removes_it() {
     let dir = scratch("memrun");
     let _cleanup = Cleanup(dir.clone());
     let sock = dir.join("memd.sock");
-    let _d = Daemon(
-        bin()
-            .args(["memd", "--interval", "100ms", "--socket"])
-            .arg(&sock)
-            .arg("--state")
-            .arg(dir.join("memd.state"))
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !sock.exists() {
-        assert!(Instant::now() < deadline, "no socket");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let _d = memd(&sock, "100ms");
     // CMD prints its memory cgroup, waits until memd's status lists that group, then
     // exits 7.
     let script = format!(
@@ -464,21 +387,7 @@ fn mem_nice_sets_a_nice_and_names_what_is_wrong() {
     let dir = scratch("nice");
     let _cleanup = Cleanup(dir.clone());
     let sock = dir.join("memd.sock");
-    let mut d = Daemon(
-        bin()
-            .args(["memd", "--interval", "200ms", "--socket"])
-            .arg(&sock)
-            .arg("--state")
-            .arg(dir.join("memd.state"))
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !sock.exists() {
-        assert!(Instant::now() < deadline, "no socket");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut d = memd(&sock, "200ms");
     let nice = |args: &[&str]| {
         let out = bin()
             .args(["mem", "nice"])

@@ -43,3 +43,65 @@ pub fn every_large_difference_has_a_reason(report: &str, json: &serde_json::Valu
         }
     }
 }
+
+/// Removes a test's directory when the test passes (a failing test's stays, to be looked at).
+pub struct Cleanup(pub PathBuf);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// A daemon the test started, killed if the test fails half-way.
+pub struct Daemon(pub std::process::Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A test that cannot run here: skipped with the reason printed, or a failure under
+/// `ANTSCHED_REQUIRE_FUSE=1` (CI, whose machines can run it). Returns true.
+pub fn cannot_run(why: &str) -> bool {
+    if std::env::var("ANTSCHED_REQUIRE_FUSE").as_deref() == Ok("1") {
+        panic!("ANTSCHED_REQUIRE_FUSE=1 but the test cannot run: {why}");
+    }
+    eprintln!("skipping: {why}");
+    true
+}
+
+/// Starts `antsched memd` on `sock` with a tick of `interval` and the `extra` arguments, its
+/// stderr to `stderr`, and waits until `sock` and every path in `wait_for` exist (or it
+/// exits, which fails the test). Its state file is beside the socket, so that it never
+/// restores a real daemon's limits.
+pub fn start_memd(
+    sock: &std::path::Path,
+    interval: &str,
+    extra: &[&std::ffi::OsStr],
+    stderr: std::process::Stdio,
+    wait_for: &[&std::path::Path],
+) -> Daemon {
+    let mut d = Daemon(
+        bin()
+            .args(["memd", "--interval", interval, "--socket"])
+            .arg(sock)
+            .arg("--state")
+            .arg(sock.with_file_name("memd.state"))
+            .args(extra)
+            .stderr(stderr)
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !sock.exists() || !wait_for.iter().all(|p| p.exists()) {
+        assert!(std::time::Instant::now() < deadline, "no socket");
+        assert!(d.0.try_wait().unwrap().is_none(), "memd exited");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    d
+}
