@@ -114,7 +114,14 @@ pub fn simulate_each(
         .zip(specs.par_iter())
         .enumerate()
         .map(|(i, (m, spec))| {
-            let r = run_compiled(jobs, &workload, m, spec, seed, &|share| progress(i, share));
+            let r = run_compiled(
+                jobs,
+                &workload,
+                m,
+                spec,
+                seed,
+                Some(&|share| progress(i, share)),
+            );
             progress(i, 1.0);
             r
         })
@@ -130,7 +137,7 @@ pub fn simulate(
     seed: u64,
 ) -> Result<RunReport, SimError> {
     let workload = workload::compile(jobs, disk.capacity_sectors(), seed)?;
-    run_compiled(jobs, &workload, disk, spec, seed, &|_| {})
+    run_compiled(jobs, &workload, disk, spec, seed, None)
 }
 
 /// Replays a trace under each of `specs`, in parallel, each on a fresh copy of `disk` and with
@@ -182,14 +189,17 @@ fn run_compiled(
     disk: Box<dyn DeviceModel>,
     spec: &str,
     seed: u64,
-    progress: &dyn Fn(f64),
+    progress: Option<&dyn Fn(f64)>,
 ) -> Result<RunReport, SimError> {
     let device = SharedDevice::new(disk);
     let env = device.build_env(seed);
     let sched = antsched_core::build(spec, &env)?;
-    let mut report = engine::Simulation::new(jobs, workload, sched, device)?
-        .progress(progress)
-        .run()?;
+    let mut sim = engine::Simulation::new(jobs, workload, sched, device)?;
+    // Without a listener the engine never works out how far it is.
+    if let Some(p) = progress {
+        sim = sim.progress(p);
+    }
+    let mut report = sim.run()?;
     report.seed = seed;
     Ok(report)
 }

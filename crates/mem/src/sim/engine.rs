@@ -221,20 +221,26 @@ impl<'a> Engine<'a> {
 
     /// Runs to the end: every finite process done, or the time limit.
     pub fn run(self) -> MemReport {
-        self.run_with_progress(&mut |_| {})
+        self.run_loop(None)
     }
 
     /// [`run`](Self::run), calling `progress` now and then (every 16,384 events) with the
     /// share of the run done, 0 to 1: the slowest process's share of its work, or of the
     /// time limit when that is further along. For progress bars; the result does not depend
     /// on it.
-    pub fn run_with_progress(mut self, progress: &mut dyn FnMut(f64)) -> MemReport {
+    pub fn run_with_progress(self, progress: &mut dyn FnMut(f64)) -> MemReport {
+        self.run_loop(Some(progress))
+    }
+
+    fn run_loop(mut self, mut progress: Option<&mut dyn FnMut(f64)>) -> MemReport {
         let started = std::time::Instant::now();
         let mut events = 0u64;
         while let Some(Reverse((at, _, ev))) = self.events.pop() {
             events += 1;
             if events % 16_384 == 0 {
-                progress(self.done_share());
+                if let Some(p) = progress.as_mut() {
+                    p(self.done_share());
+                }
             }
             if at > self.end {
                 self.now = self.end;
