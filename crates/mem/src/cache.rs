@@ -456,7 +456,7 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
     /// One release round at the severity this application is told (section 6.2.3): release,
     /// in the release order, entries whose amortized cost is below the paging cost, until
     /// `round_bytes` are released; then hold the size if anything was released, or lift the
-    /// hold when nothing was cheaper than paging or S is back at S_max (grow back).
+    /// hold when nothing was cheaper than paging or S is at S_max (grow back).
     pub fn release_round(
         &mut self,
         severity_s: f64,
@@ -470,10 +470,6 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
             more: false,
         };
         if !self.config.adaptive {
-            return round;
-        }
-        if severity_s >= s_max {
-            self.pressure_limit = None;
             return round;
         }
         let threshold = paging.amortized(severity_s);
@@ -528,7 +524,11 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
         // of pushing S further down; a round that found nothing cheaper than paging lets the
         // cache grow again. The cache settles where its marginal entry costs what paging
         // costs: the weighted equilibrium of section 4.5.
-        self.pressure_limit = if round.released.is_empty() {
+        //
+        // At S_max the rule still releases what is cheaper than paging (tier 2: buffers older
+        // than S), but never holds: there is no pressure to hold against, and the cache grows
+        // back.
+        self.pressure_limit = if round.released.is_empty() || severity_s >= s_max {
             None
         } else {
             Some(self.bytes)

@@ -20,6 +20,11 @@ pub enum Reason {
     Halved,
     Doubled,
     Repeat,
+    /// S is back at S_max after the subscriber was last told a lower value. The repeat stops
+    /// at S_max, and S often climbs back by less than a doubling since the last repeat, so
+    /// without this a cache that held its size under pressure would never hear that it may
+    /// grow again (section 4.7: grow back "when S returns to S_max").
+    Relieved,
 }
 
 /// One notification: the severity the subscriber sees, and why it was told now.
@@ -81,6 +86,8 @@ impl Notifier {
             Reason::Doubled
         } else if severity_s < self.s_max && self.repeat_due(now.saturating_add(early)) {
             Reason::Repeat
+        } else if severity_s >= self.s_max && self.told < self.s_max {
+            Reason::Relieved
         } else {
             return None;
         };
@@ -94,21 +101,20 @@ impl Notifier {
     }
 
     /// The subscriber's weight changed by `factor` (its nice was set while it was
-    /// subscribed): the severity it sees, the one it was last told and its S_max all scale by
-    /// the same factor, so the rule (halved or doubled since last told, the repeat while below
-    /// S_max) runs on the S the subscriber sees and a change of nice alone wakes nobody. The
-    /// new S is on its page from the next record on.
+    /// subscribed): the severity it sees and the one it was last told scale by the same
+    /// factor, so the doubling and halving rule runs on the S the subscriber sees and a change
+    /// of nice alone is not a doubling or a halving. S_max does not scale: the repeat runs
+    /// while the S the subscriber sees is below the system's S_max (section 4.6), so a
+    /// niced-down process, which always sees S / W < S_max, is reminded every second. That is
+    /// what makes its cache keep to the weighted equilibrium: the kernel pages its pages out
+    /// by their weighted age even while the system's S sits at S_max, and without the repeat
+    /// it would hear of none of it (section 4.5). The new S is on its page from the next
+    /// record on.
     pub fn rescale(&mut self, factor: f64) {
         if factor.is_finite() && factor > 0.0 {
-            self.s_max *= factor;
             self.told *= factor;
             self.current *= factor;
         }
-    }
-
-    /// The S_max this subscriber sees (S_max divided by its weight).
-    pub fn s_max(&self) -> f64 {
-        self.s_max
     }
 
     fn repeat_due(&self, now: Nanos) -> bool {
@@ -153,19 +159,28 @@ mod tests {
         assert_eq!(n.told(), 250.0);
     }
 
-    /// A niced subscriber's rule runs on the S it sees: with S and S_max both divided by its
-    /// weight, no pressure means no repeat, and a halving is still a halving.
+    /// Section 4.6 with nice: a niced subscriber's halving and doubling run on the S it sees,
+    /// and since that S is below S_max even when the system has no pressure, it is reminded
+    /// every second; a renice alone is neither a halving nor a doubling.
     #[test]
     fn a_rescaled_notifier_runs_on_the_scaled_severity() {
         let w = 2f64.powf(7.5);
         let mut n = Notifier::new(3600.0);
         n.rescale(1.0 / w);
-        assert_eq!(n.observe(3600.0 / w, 0), None);
-        assert_eq!(n.poll_timeout(), None);
+        let first = n.observe(3600.0 / w, 0).unwrap();
+        assert_eq!(
+            (first.reason, first.severity_s),
+            (Reason::Repeat, 3600.0 / w)
+        );
+        assert_eq!(n.poll_timeout(), Some(1000 * MS));
         assert_eq!(n.observe(1700.0 / w, MS).unwrap().reason, Reason::Halved);
+        assert_eq!(
+            n.observe(1700.0 / w, 1001 * MS).unwrap().reason,
+            Reason::Repeat
+        );
         n.rescale(w);
         assert_eq!(n.told(), 1700.0);
-        assert_eq!(n.observe(1700.0, 2 * MS), None);
+        assert_eq!(n.observe(1700.0, 1002 * MS), None);
     }
 
     /// Section 4.6: every second while S < S_max, and never at S_max.
@@ -185,6 +200,19 @@ mod tests {
         );
         assert_eq!(n.poll_timeout(), None);
         assert_eq!(n.observe(3600.0, 9000 * MS), None);
+    }
+
+    /// S climbing back to S_max by less than a doubling since the last repeat is told once
+    /// (the subscriber may grow again), and then nothing while S stays there.
+    #[test]
+    fn section_4_7_the_return_to_s_max_is_told_once() {
+        let mut n = Notifier::new(3600.0);
+        n.observe(2400.0, 0).unwrap();
+        assert_eq!(n.observe(3000.0, 500 * MS), None);
+        let r = n.observe(3600.0, 700 * MS).unwrap();
+        assert_eq!((r.reason, r.severity_s), (Reason::Relieved, 3600.0));
+        assert_eq!(n.poll_timeout(), None);
+        assert_eq!(n.observe(3600.0, 5000 * MS), None);
     }
 
     /// A repeat due within `early` goes out now, and the next is a second after that, not

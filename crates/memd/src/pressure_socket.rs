@@ -55,7 +55,7 @@ pub fn is_event(reason: Reason, severity_s: f64, s_max: f64) -> bool {
     match reason {
         Reason::Halved => true,
         Reason::Repeat => severity_s < s_max * REPEAT_BELOW,
-        Reason::Doubled => false,
+        Reason::Doubled | Reason::Relieved => false,
     }
 }
 

@@ -181,6 +181,12 @@ fn equilibrium(runs: &[MemRun]) -> Experiment {
                 m2 / (m1 + m2),
             );
             if eta > 1.0 {
+                // The niced cache's own share shows a miss that the other's, near 1, hides.
+                e.row(
+                    &format!("alpha {alpha}, eta {eta}: niced cache's share of memory (Eq. 4.5)"),
+                    Some(1.0 / (1.0 + k)),
+                    m1 / (m1 + m2),
+                );
                 // The weight the split corresponds to, under the model's M ~ T^(1/alpha).
                 let eta_eff = (m2 / m1).powf(alpha);
                 e.why(format!(

@@ -107,14 +107,17 @@ impl CacheState {
     /// popular one that happens to be idle: LRU, where section 4.5's equilibrium assumes
     /// the frequency order (T ≈ 1/F(M)). The horizon is the idle time after which a result
     /// of this regeneration cost is cheaper to drop than paging at the last S (Eq. 4.3 with
-    /// p = 1 against Eq. 4.2); the frequency is the query's asks over the process's life.
-    /// Before any notification there is no horizon, and p is 1.
+    /// p = 1 against Eq. 4.2); the frequency is the query's asks before this one over the
+    /// process's life. The ask that brought the result in is certain to have happened:
+    /// counting it would price every rarely asked result as if it were asked once a life,
+    /// which favours the cache that keeps the rarer results (the one niced less) and bends
+    /// the weighted equilibrium. Before any notification there is no horizon, and p is 1.
     fn reuse_p(&self, q: u32, regen_s: f64, life_s: f64) -> f64 {
         let (Some(paging), Some(&uses)) = (self.paging_per_s, self.uses.get(q as usize)) else {
             return 1.0;
         };
         let horizon = regen_s / paging.max(f64::MIN_POSITIVE);
-        let rate = uses as f64 / life_s.max(1.0);
+        let rate = uses.saturating_sub(1) as f64 / life_s.max(1.0);
         -(-rate * horizon).exp_m1()
     }
 }
