@@ -546,6 +546,12 @@ impl Replacement {
     /// unchanged (it re-entered its bin). Returns whether it moved.
     fn place(&mut self, p: u32, ubin: u32, to_tail: bool) -> bool {
         let t = self.target(p, ubin);
+        self.move_to(p, t, to_tail)
+    }
+
+    /// Puts page `p` on list `t` (see [`place`](Self::place)).
+    #[inline]
+    fn move_to(&mut self, p: u32, t: u32, to_tail: bool) -> bool {
         let cur = self.pages[ix(p)].list;
         if t == cur && !to_tail {
             return false;
@@ -970,9 +976,32 @@ impl Replacement {
         // the page was last looked at, at least about S_min * 2^k ago: it is raised to k. One
         // on a higher bin ages if its own bin is due in this round (the grid makes every bin
         // below a due bin due as well).
+        let mut m = self.pages[ix(p)].maps;
+        if self.maps[ix(m)].next == NIL {
+            // One mapping, by far the common case: the same steps as below, but the page's
+            // list is that mapping's bin of its process's set, known without `target`'s walk
+            // over the mappings and the processes (scans are most of the simulator's time).
+            let mp = &mut self.maps[ix(m)];
+            let proc = mp.proc;
+            let j = mp.bin as u32;
+            let (bin, referenced) = if mp.referenced {
+                (0, true)
+            } else if j < k {
+                (k, false)
+            } else if due & (1 << j) != 0 {
+                ((j + 1).min(last), false)
+            } else {
+                (j, false)
+            };
+            let changed = referenced || bin != j;
+            mp.referenced = false;
+            mp.bin = bin as u8;
+            let clean = !self.pages[ix(p)].dirty;
+            let t = self.list_id(Self::proc_set(proc, clean), bin);
+            return self.move_to(p, t, referenced) || changed;
+        }
         let mut changed = false;
         let mut referenced = false;
-        let mut m = self.pages[ix(p)].maps;
         while m != NIL {
             let mp = &mut self.maps[ix(m)];
             if mp.referenced {

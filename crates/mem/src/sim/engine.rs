@@ -341,6 +341,7 @@ impl<'a> Engine<'a> {
                 step.next += 1;
             }
             let cpu = step.cpu;
+            self.procs[pi].spare_touches = step.touches;
             self.apply_releases(p);
             self.check_severity(false);
             if cpu > 0 {
@@ -361,9 +362,7 @@ impl<'a> Engine<'a> {
     }
 
     fn free_vpage(&mut self, p: u32, v: u32) {
-        let slot = &mut self.procs[p as usize].vm[v as usize];
-        let s = *slot;
-        *slot = NONE;
+        let s = self.set_vm(p, v, NONE);
         if s == NONE {
         } else if s & SWAP_BIT != 0 {
             self.swap_free.push(s & !SWAP_BIT);
@@ -423,6 +422,16 @@ impl<'a> Engine<'a> {
         false
     }
 
+    /// Sets process `p`'s virtual page `v` to `state` (a frame, a swap slot or [`NONE`]) and
+    /// returns what it was, keeping the count of pages the process holds (`Proc::held`) that
+    /// its samples report, so that they need not walk the page table.
+    fn set_vm(&mut self, p: u32, v: u32, state: u32) -> u32 {
+        let pr = &mut self.procs[p as usize];
+        let old = std::mem::replace(&mut pr.vm[v as usize], state);
+        pr.held = pr.held + (state != NONE) as u64 - (old != NONE) as u64;
+        old
+    }
+
     fn map(&mut self, p: u32, v: u32, page: PageId, dirty: bool) {
         if !dirty {
             self.mem.set_dirty(page, false);
@@ -431,7 +440,7 @@ impl<'a> Engine<'a> {
             self.owners.resize(page as usize + 1, (u32::MAX, 0));
         }
         self.owners[page as usize] = (p, v);
-        self.procs[p as usize].vm[v as usize] = page;
+        self.set_vm(p, v, page);
         self.procs[p as usize].resident += 1;
     }
 
@@ -530,13 +539,13 @@ impl<'a> Engine<'a> {
                 }
                 None => {
                     // Swap is full: the kernel kills the process (its pages are freed).
-                    self.procs[pi].vm[v as usize] = NONE;
+                    self.set_vm(p, v, NONE);
                     self.free_frames += 1;
                     self.kill(p);
                     return;
                 }
             };
-            self.procs[pi].vm[v as usize] = SWAP_BIT | slot;
+            self.set_vm(p, v, SWAP_BIT | slot);
             let sector = self.swap_base + slot as u64 * PAGE_SECTORS as u64;
             let id = self.disk.submit(PAGER, Op::Write, sector, self.now);
             self.io.insert(id.0, Io::PageOut);
@@ -544,7 +553,7 @@ impl<'a> Engine<'a> {
             self.stats.page_outs += 1;
             self.kick_disk();
         } else {
-            self.procs[pi].vm[v as usize] = NONE;
+            self.set_vm(p, v, NONE);
             self.free_frames += 1;
         }
     }
@@ -565,7 +574,7 @@ impl<'a> Engine<'a> {
                 if slot != NONE && slot & SWAP_BIT != 0 {
                     self.swap_free.push(slot & !SWAP_BIT);
                 }
-                self.procs[proc as usize].vm[vpage as usize] = NONE;
+                self.set_vm(proc, vpage, NONE);
                 if self.free_frames == 0 {
                     self.reclaim_one();
                 }

@@ -44,12 +44,19 @@ pub struct Proc {
     pub nice: MemNice,
     pub notifier: Notifier,
     pub vm: Vec<u32>,
+    /// Entries of `vm` that are not [`NONE`] (resident or in swap), kept by the engine as it
+    /// maps and unmaps pages.
+    pub held: u64,
     pub resident: u64,
     pub started: Option<Nanos>,
     pub done: Option<Nanos>,
     pub killed: bool,
     pub blocked: bool,
     pub step: Option<Step>,
+    /// The touches buffer of the last finished step, cleared and reused by the next
+    /// [`plan`](Self::plan): a step is planned for every query or batch of references, and
+    /// allocating its list each time cost more than the references themselves.
+    pub spare_touches: Vec<Touch>,
     pub pending: Option<Notification>,
     /// Virtual pages the model let go of, for the engine to free.
     pub released: Vec<u32>,
@@ -247,12 +254,14 @@ impl Proc {
             nice,
             notifier: Notifier::new(cfg.s_max),
             vm: Vec::new(),
+            held: 0,
             resident: 0,
             started: None,
             done: None,
             killed: false,
             blocked: false,
             step: None,
+            spare_touches: Vec::new(),
             pending: None,
             released: Vec::new(),
             released_pages: 0,
@@ -346,7 +355,7 @@ impl Proc {
                 .map_or(0.0, |c| c.bytes() as f64 / 1048576.0),
             // The heap's size is what it holds (resident or in swap), not its limit: an
             // adaptive heap's limit is the 10 GB it may grow to.
-            Kind::Heap(_) => mb(self.vm.iter().filter(|&&s| s != NONE).count() as u64),
+            Kind::Heap(_) => mb(self.held),
             Kind::Malloc(m) => mb(if m.pool_held { m.pool as u64 } else { 0 }),
             _ => 0.0,
         }
@@ -360,7 +369,12 @@ impl Proc {
 
     /// The next step, or None when the process has finished its work.
     pub fn plan(&mut self, now: Nanos) -> Option<Step> {
-        let mut step = Step::default();
+        let mut touches = std::mem::take(&mut self.spare_touches);
+        touches.clear();
+        let mut step = Step {
+            touches,
+            ..Step::default()
+        };
         let life_s = self
             .started
             .map_or(0.0, |s| now.saturating_sub(s) as f64 / 1e9);
