@@ -31,6 +31,11 @@ use crate::severity::SeverityConfig;
 /// Bytes in a page.
 pub const PAGE: u64 = 4096;
 const MB: f64 = 1048576.0;
+/// Page-outs in flight at most. Reclaim of every kind (the pager's, a group's limit, DAMON's
+/// scheme) goes through the block layer, whose request pool (`nr_requests`, 64 and up) makes
+/// a writer wait once it is full: the rest of a round of proactive reclaim waits for the next
+/// round rather than queueing thousands of writes at the disk at once.
+const MAX_LAUNDERING: u64 = 64;
 
 /// A virtual page's state, packed in a u32: not present, resident in frame `page`, or in swap
 /// slot `slot`.
@@ -513,7 +518,7 @@ impl<'a> Engine<'a> {
     /// written out first. False when nothing more can be done now (page-outs in flight).
     fn reclaim_one(&mut self) -> bool {
         // Bound the laundry: the pager waits for its writes rather than emptying memory.
-        if self.laundering >= 64 {
+        if self.laundering >= MAX_LAUNDERING {
             return false;
         }
         let Some(victim) = self.mem.evict(self.now) else {
@@ -807,6 +812,7 @@ impl<'a> Engine<'a> {
                         // The kernel reclaims from the group past its limit.
                         while (self.procs[i].resident as f64)
                             > self.procs[i].limit_pages.unwrap_or(f64::MAX)
+                            && self.laundering < MAX_LAUNDERING
                         {
                             let Some(v) = self.mem.evict_of(i as u32, now) else {
                                 break;
@@ -818,7 +824,9 @@ impl<'a> Engine<'a> {
             }
             Policy::DamonReclaim { min_age_s } => {
                 if (now / SEC) % 5 == 0 {
-                    while self.mem.candidate_age_s().is_some_and(|a| a >= min_age_s) {
+                    while self.laundering < MAX_LAUNDERING
+                        && self.mem.candidate_age_s().is_some_and(|a| a >= min_age_s)
+                    {
                         let Some(v) = self.mem.evict(now) else { break };
                         self.evicted(v.page, v.dirty);
                     }
