@@ -15,28 +15,25 @@
 //! swap, so the hog never goes past the limit: it allocates anonymous memory step by step to
 //! leave a few MB free.
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::thread::JoinHandle;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use antsched_mem::record::SeverityRecord;
 use antsched_mem::{SeverityConfig, Tier};
+mod common;
+
+use common::{ColdFile, Helper, Running, MIB};
+
 use antsched_memd::{
     connect_domain, govern, list_domains, CgroupSource, Config, Daemon, DiskChoice, ProcSource,
-    RunGroup, Stopper, RUN_PARENT,
+    RunGroup, RUN_PARENT,
 };
 
 const LIMIT: u64 = 256 << 20;
-const MIB: u64 = 1 << 20;
 
 /// Skips (printing why) unless the CI flag says this machine must run it.
 fn cannot_run(why: &str) {
-    if std::env::var("ANTSCHED_REQUIRE_FUSE").as_deref() == Ok("1") {
-        panic!("ANTSCHED_REQUIRE_FUSE=1 but the cgroup test cannot run: {why}");
-    }
-    eprintln!("skipping: {why}");
+    common::cannot_run("cgroup", why);
 }
 
 /// The tests that run a hog in a real group, one at a time: each measures how the daemon
@@ -48,188 +45,10 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The hog: this binary again, serving commands on stdin. Killed and reaped on drop, before
-/// the group it is in is removed (declared after the group, so dropped first).
-struct Hog {
-    child: Child,
-    stdin: ChildStdin,
-    /// Its replies, read by a thread so that a hog that does not answer fails the test
-    /// instead of hanging it.
-    replies: std::sync::mpsc::Receiver<String>,
-}
-
-impl Hog {
-    fn spawn() -> Self {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "hog_helper", "--nocapture", "--test-threads=1"])
-            .env("ANTSCHED_MEMD_HOG", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout: ChildStdout = child.stdout.take().unwrap();
-        let (tx, replies) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            // The harness's own lines come too, and its "test hog_helper ... " may share a
-            // line with the reply.
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(at) = line.find("HOG ") {
-                    if tx.send(line[at + 4..].trim().to_string()).is_err() {
-                        return;
-                    }
-                }
-            }
-        });
-        Self {
-            child,
-            stdin,
-            replies,
-        }
-    }
-
-    /// Sends one command and waits for its `HOG ok` (lines of the test harness skipped).
-    fn say(&mut self, command: &str) {
-        writeln!(self.stdin, "{command}").unwrap();
-        self.stdin.flush().unwrap();
-        match self.replies.recv_timeout(Duration::from_secs(120)) {
-            Ok(reply) => assert_eq!(reply, "ok", "{command}"),
-            Err(e) => panic!("the hog did not answer {command:?}: {e}"),
-        }
-    }
-}
-
-impl Drop for Hog {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The hog's side: `cache PATH KEEP` reads the file twice through the page cache (the group
-/// fills to its limit and the kernel reclaims it, which is the turnover the estimate needs)
-/// then drops all but its first KEEP bytes from the cache; `alloc N` allocates and touches N
-/// more bytes of anonymous memory and keeps them; `map N` does the same in a mapping of its
-/// own, and `unmap` gives the last such mapping back to the kernel.
+/// The hog's side (see `common::hog_helper_main`).
 #[test]
 fn hog_helper() {
-    if std::env::var_os("ANTSCHED_MEMD_HOG").is_none() {
-        return;
-    }
-    let mut kept: Vec<Vec<u8>> = Vec::new();
-    let mut mapped: Vec<(usize, usize)> = Vec::new();
-    let stdin = std::io::stdin();
-    for line in stdin.lock().lines() {
-        let line = line.unwrap();
-        let words: Vec<&str> = line.split_whitespace().collect();
-        match words.as_slice() {
-            ["cache", path, keep] => {
-                use std::io::Read;
-                let keep: u64 = keep.parse().unwrap();
-                let mut buf = vec![0u8; 1 << 20];
-                for _ in 0..2 {
-                    let mut f = std::fs::File::open(path).unwrap();
-                    while f.read(&mut buf).unwrap() > 0 {}
-                }
-                let f = std::fs::File::open(path).unwrap();
-                let len = f.metadata().unwrap().len();
-                rustix::fs::fadvise(
-                    &f,
-                    keep,
-                    std::num::NonZeroU64::new(len - keep),
-                    rustix::fs::Advice::DontNeed,
-                )
-                .unwrap();
-                // Read the part that stays again, so that it is in the group's cache.
-                let mut f = std::fs::File::open(path).unwrap();
-                let mut left = keep;
-                while left > 0 {
-                    let n = f.read(&mut buf[..left.min(1 << 20) as usize]).unwrap();
-                    if n == 0 {
-                        break;
-                    }
-                    left -= n as u64;
-                }
-            }
-            ["alloc", n] => {
-                let n: usize = n.parse().unwrap();
-                let mut v = vec![0u8; n];
-                for i in (0..n).step_by(4096) {
-                    v[i] = 1;
-                }
-                kept.push(v);
-            }
-            ["map", n] => {
-                // Its own mapping, not the allocator's: `unmap` must give the memory back to
-                // the kernel at once (glibc keeps freed blocks of this size in its heap).
-                let n: usize = n.parse().unwrap();
-                // SAFETY: a new private anonymous mapping at an address the kernel picks.
-                let p = unsafe {
-                    rustix::mm::mmap_anonymous(
-                        std::ptr::null_mut(),
-                        n,
-                        rustix::mm::ProtFlags::READ | rustix::mm::ProtFlags::WRITE,
-                        rustix::mm::MapFlags::PRIVATE,
-                    )
-                }
-                .unwrap();
-                for i in (0..n).step_by(4096) {
-                    // SAFETY: within the n bytes just mapped writable.
-                    unsafe { p.cast::<u8>().add(i).write_volatile(1) };
-                }
-                mapped.push((p as usize, n));
-            }
-            ["unmap"] => {
-                let (p, n) = mapped.pop().expect("unmap without a mapping");
-                // SAFETY: a mapping made by `map` above, unmapped once.
-                unsafe { rustix::mm::munmap(p as *mut std::ffi::c_void, n) }.unwrap();
-            }
-            ["exit"] => break,
-            other => panic!("hog: unknown command {other:?}"),
-        }
-        println!("HOG ok");
-        std::io::stdout().flush().unwrap();
-    }
-    std::hint::black_box(&kept);
-}
-
-struct Running {
-    stopper: Stopper,
-    thread: Option<JoinHandle<Result<(), antsched_memd::Error>>>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Some(t) = self.thread.take() {
-            self.stopper.stop();
-            let _ = t.join();
-        }
-    }
-}
-
-/// A file that lives on disk (not tmpfs, whose pages cannot be reclaimed); removed on drop.
-struct TempFile(PathBuf);
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-/// A file of `len` bytes that is on disk and not in the page cache (so that the hog's reads
-/// charge its pages to the group).
-fn cold_file(tag: &str, len: u64) -> TempFile {
-    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("antsched-memd-{tag}-{}.dat", std::process::id()));
-    let file = TempFile(path.clone());
-    let mut f = std::fs::File::create(&path).unwrap();
-    let chunk = vec![7u8; 1 << 20];
-    for _ in 0..len / (1 << 20) {
-        f.write_all(&chunk).unwrap();
-    }
-    f.sync_all().unwrap();
-    rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed).unwrap();
-    file
+    common::hog_helper_main();
 }
 
 /// Waits for a record of the group's domain published after `after` that passes `ok`.
@@ -269,11 +88,7 @@ fn start_daemon(socket: &Path, interval: Duration) -> Running {
 }
 
 fn usage(group: &Path) -> u64 {
-    std::fs::read_to_string(group.join("memory.usage_in_bytes"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
+    common::number(group, "memory.usage_in_bytes")
 }
 
 #[test]
@@ -337,16 +152,16 @@ fn a_hog_in_a_256_mb_group_drives_its_severity_down_eq_4_1() {
     );
 
     // The hog joins the group before it touches anything.
-    let file = cold_file("ramp", 320 * MIB);
-    let mut hog = Hog::spawn();
-    group.add(hog.child.id()).unwrap();
-    assert_eq!(group.pids(), [hog.child.id()]);
+    let file = ColdFile::new("ramp", 320 * MIB);
+    let mut hog = Helper::hog();
+    group.add(hog.pid()).unwrap();
+    assert_eq!(group.pids(), [hog.pid()]);
 
     // Turnover: the group fills to its limit with page cache and the kernel reclaims it.
     // Then all but 64 MiB of it is dropped: free is far above tau again, and S is S_max
     // although the candidate age is now finite.
     let t0 = client.current().time;
-    hog.say(&format!("cache {} {}", file.0.display(), 64 * MIB));
+    hog.say(&format!("cache {} {}", file.arg(), 64 * MIB));
     let plenty = record_after(&client, t0, "a finite candidate age with free > tau", |r| {
         r.candidate_age_s < s_max && r.free_bytes > r.tau_bytes
     });
@@ -460,13 +275,13 @@ fn a_stall_wakes_the_daemon_before_its_tick() {
     let t0 = client.current().time;
     let started = Instant::now();
 
-    let file = cold_file("psi", 320 * MIB);
-    let mut hog = Hog::spawn();
-    group.add(hog.child.id()).unwrap();
+    let file = ColdFile::new("psi", 320 * MIB);
+    let mut hog = Helper::hog();
+    group.add(hog.pid()).unwrap();
     // Each round streams 640 MB through 8 MB: the charges wait on reclaim (a memory stall).
     let mut woken = None;
     for _ in 0..5 {
-        hog.say(&format!("cache {} 0", file.0.display()));
+        hog.say(&format!("cache {} 0", file.arg()));
         if client.current().time > t0 {
             woken = Some(started.elapsed());
             break;
@@ -537,11 +352,11 @@ fn a_subscriber_is_woken_on_each_halving_and_doubling_and_every_second_within_10
     // it is dropped: free is far above tau.
     let watcher = connect_domain(&socket, &domain).unwrap();
     let s_max = SeverityConfig::default().s_max;
-    let file = cold_file("wake", 320 * MIB);
-    let mut hog = Hog::spawn();
-    group.add(hog.child.id()).unwrap();
+    let file = ColdFile::new("wake", 320 * MIB);
+    let mut hog = Helper::hog();
+    group.add(hog.pid()).unwrap();
     let t0 = watcher.current().time;
-    hog.say(&format!("cache {} {}", file.0.display(), 64 * MIB));
+    hog.say(&format!("cache {} {}", file.arg(), 64 * MIB));
     let plenty = record_after(
         &watcher,
         t0,

@@ -10,31 +10,28 @@
 //! `daemon_helper`, which do nothing unless their variable is set). A hog waits on its stdin,
 //! so the test moves it into its group before it reads anything.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use antsched_core::Nanos;
 use antsched_mem::cost::PagingCost;
 use antsched_mem::record::{Estimator, Observation};
 use antsched_mem::{MemNice, SeverityConfig};
+mod common;
+
+use common::{number, ColdFile, Helper, Running, MIB};
+
 use antsched_memd::{
     connect_domain, govern, list_domains, set_nice, CgroupSource, Config, Daemon, DiskChoice,
-    NiceTarget, ObservationSource, ProcSource, RunGroup, SourceError, Stopper, RUN_PARENT,
+    NiceTarget, ObservationSource, ProcSource, RunGroup, SourceError, RUN_PARENT,
 };
-
-const MIB: u64 = 1 << 20;
 
 /// Skips (printing why) unless the CI flag says this machine must run it.
 fn cannot_run(why: &str) {
-    if std::env::var("ANTSCHED_REQUIRE_FUSE").as_deref() == Ok("1") {
-        panic!("ANTSCHED_REQUIRE_FUSE=1 but the enforcement test cannot run: {why}");
-    }
-    eprintln!("skipping: {why}");
+    common::cannot_run("enforcement", why);
 }
 
 /// Whether this machine can make v1 memory groups (root, the controller mounted).
@@ -50,162 +47,10 @@ fn can_make_groups() -> bool {
     true
 }
 
-/// This binary again, running one helper test. Killed and reaped on drop.
-struct Helper {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    replies: std::sync::mpsc::Receiver<String>,
-}
-
-impl Helper {
-    fn spawn(helper: &str, env: &[(&str, String)]) -> Self {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", helper, "--nocapture", "--test-threads=1"])
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, replies) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(at) = line.find("HOG ") {
-                    if tx.send(line[at + 4..].trim().to_string()).is_err() {
-                        return;
-                    }
-                }
-            }
-        });
-        Self {
-            child,
-            stdin,
-            replies,
-        }
-    }
-
-    fn hog() -> Self {
-        Self::spawn("hog_helper", &[("ANTSCHED_MEMD_HOG", "1".into())])
-    }
-
-    /// Sends one command and returns what follows its `HOG ok`.
-    fn say(&mut self, command: &str) -> String {
-        let stdin = self.stdin.as_mut().unwrap();
-        writeln!(stdin, "{command}").unwrap();
-        stdin.flush().unwrap();
-        match self.replies.recv_timeout(Duration::from_secs(120)) {
-            Ok(reply) => match reply.strip_prefix("ok") {
-                Some(rest) => rest.trim().to_string(),
-                None => panic!("{command:?}: {reply}"),
-            },
-            Err(e) => panic!("the helper did not answer {command:?}: {e}"),
-        }
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-}
-
-impl Drop for Helper {
-    /// Closes its stdin (a hog's loop ends, a daemon stops and restores), waits up to 5 s,
-    /// then kills it.
-    fn drop(&mut self) {
-        drop(self.stdin.take());
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The hog's side: `cache PATH KEEP` reads the file twice (the group fills to its limit and
-/// the kernel reclaims it: the turnover the estimate needs) and keeps its first KEEP bytes
-/// in the cache; `read PATH` reads it once; `reread PATH` reads it again and again in a
-/// thread; `alloc N` allocates and touches N bytes; `subscribe SOCKET DOMAIN` subscribes
-/// this process; `severity` answers the `time` and S of its page; `wait MS` the count of its
-/// eventfd after waiting up to MS ms.
+/// The hog's side (see `common::hog_helper_main`).
 #[test]
 fn hog_helper() {
-    if std::env::var_os("ANTSCHED_MEMD_HOG").is_none() {
-        return;
-    }
-    let mut kept: Vec<Vec<u8>> = Vec::new();
-    let mut client = None;
-    let read_once = |path: &str| {
-        let mut buf = vec![0u8; 1 << 20];
-        let mut f = std::fs::File::open(path).unwrap();
-        while f.read(&mut buf).unwrap() > 0 {}
-    };
-    for line in std::io::stdin().lock().lines() {
-        let line = line.unwrap();
-        let words: Vec<&str> = line.split_whitespace().collect();
-        let mut reply = String::new();
-        match words.as_slice() {
-            ["cache", path, keep] => {
-                let keep: u64 = keep.parse().unwrap();
-                read_once(path);
-                read_once(path);
-                let f = std::fs::File::open(path).unwrap();
-                let len = f.metadata().unwrap().len();
-                rustix::fs::fadvise(
-                    &f,
-                    keep,
-                    std::num::NonZeroU64::new(len - keep),
-                    rustix::fs::Advice::DontNeed,
-                )
-                .unwrap();
-                let mut f = std::fs::File::open(path).unwrap();
-                let mut buf = vec![0u8; keep as usize];
-                f.read_exact(&mut buf).unwrap();
-            }
-            ["read", path] => read_once(path),
-            ["reread", path] => {
-                let path = path.to_string();
-                std::thread::spawn(move || loop {
-                    let mut buf = vec![0u8; 1 << 20];
-                    let mut f = std::fs::File::open(&path).unwrap();
-                    while f.read(&mut buf).unwrap() > 0 {}
-                });
-            }
-            ["alloc", n] => {
-                let n: usize = n.parse().unwrap();
-                let mut v = vec![0u8; n];
-                for i in (0..n).step_by(4096) {
-                    v[i] = 1;
-                }
-                kept.push(v);
-            }
-            ["subscribe", socket, domain] => {
-                client = Some(connect_domain(socket, domain).unwrap());
-            }
-            ["severity"] => {
-                let r = client.as_ref().unwrap().current();
-                reply = format!(" {} {}", r.time, r.severity_s);
-            }
-            ["wait", ms] => {
-                let ms: u64 = ms.parse().unwrap();
-                let woken = client
-                    .as_ref()
-                    .unwrap()
-                    .wait(Some(Duration::from_millis(ms)))
-                    .unwrap();
-                reply = format!(" {woken}");
-            }
-            other => panic!("hog: unknown command {other:?}"),
-        }
-        println!("HOG ok{reply}");
-        std::io::stdout().flush().unwrap();
-    }
-    std::hint::black_box(&kept);
-    // A `reread` thread may still run: end the process, not just this test.
-    std::process::exit(0);
+    common::hog_helper_main();
 }
 
 /// The daemon in a process of its own (so that it can be killed with SIGKILL): this
@@ -234,20 +79,6 @@ fn daemon_helper() {
         stopper.stop();
     });
     daemon.run().unwrap();
-}
-
-struct Running {
-    stopper: Stopper,
-    thread: Option<JoinHandle<Result<(), antsched_memd::Error>>>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Some(t) = self.thread.take() {
-            self.stopper.stop();
-            let _ = t.join();
-        }
-    }
 }
 
 /// The daemon in a thread of this process, with a state file in `dir`.
@@ -283,42 +114,6 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-/// A file on disk (not tmpfs) of `len` bytes, not in the page cache; removed on drop.
-struct ColdFile(PathBuf);
-
-impl ColdFile {
-    fn new(tag: &str, len: u64) -> Self {
-        let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("antsched-enforce-{tag}-{}.dat", std::process::id()));
-        let mut f = std::fs::File::create(&path).unwrap();
-        let chunk = vec![7u8; 1 << 20];
-        for _ in 0..len / MIB {
-            f.write_all(&chunk).unwrap();
-        }
-        f.sync_all().unwrap();
-        rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed).unwrap();
-        Self(path)
-    }
-
-    fn arg(&self) -> String {
-        self.0.display().to_string()
-    }
-}
-
-impl Drop for ColdFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-fn number(group: &Path, file: &str) -> u64 {
-    std::fs::read_to_string(group.join(file))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
 }
 
 fn stat(group: &Path, key: &str) -> u64 {
@@ -595,8 +390,7 @@ fn after_kill_9_and_a_restart_no_limit_the_daemon_set_remains() {
         }
         std::thread::sleep(Duration::from_micros(200));
     }
-    daemon.child.kill().unwrap(); // SIGKILL
-    daemon.child.wait().unwrap();
+    daemon.kill_9();
     let left = std::fs::read_to_string(&state).unwrap();
     let limits: Vec<u64> = originals
         .iter()
