@@ -861,7 +861,7 @@ impl Daemon {
                 for d in &self.domains {
                     let nice = self
                         .nices
-                        .group_nice(Path::new(&d.name))
+                        .enforced_nice(Path::new(&d.name))
                         .map_or(0.0, |n| n.nice());
                     reply.push_str(&format!("{nice}\t{}\n", d.name));
                 }

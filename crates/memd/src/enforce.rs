@@ -129,6 +129,17 @@ impl Nices {
         self.groups.get(group).copied()
     }
 
+    /// The nice enforcement gives the group at canonical path `group`: its own, where one was
+    /// set; else the one its processes share, where every process in it had the same nice
+    /// set for it (`mem nice -n N PID` on the process a `mem run` group holds: the group is
+    /// then that process's own, and the thesis's kernel would scale that process's pages);
+    /// else none. A group whose processes differ, or where one has none, is not a process's
+    /// own: v1 reclaims a group as a whole, and taking from it for one member's nice would
+    /// take from the others too.
+    pub fn enforced_nice(&self, group: &Path) -> Option<MemNice> {
+        enforced_nice(&self.groups, &self.pids, group)
+    }
+
     /// The nice of the subscriber `who` in the group `group`. A nice set for its PID counts
     /// only if it was set for this process (the same start time), not for an earlier one
     /// that had the PID.
@@ -250,10 +261,7 @@ impl Nices {
             let mut candidates: Vec<Candidate> = under
                 .iter()
                 .filter_map(|g| {
-                    let nice = self
-                        .groups
-                        .get(Path::new(g.name))
-                        .copied()
+                    let nice = enforced_nice(&self.groups, &self.pids, Path::new(g.name))
                         .unwrap_or_default();
                     Some(Candidate {
                         id: g.id,
@@ -401,6 +409,32 @@ fn file_bytes(group: &Path) -> Option<u64> {
 }
 
 /// The owner's uid and the start time of process `pid`, if it exists.
+/// See [`Nices::enforced_nice`].
+fn enforced_nice(
+    groups: &HashMap<PathBuf, MemNice>,
+    pids: &HashMap<u32, (MemNice, u64)>,
+    group: &Path,
+) -> Option<MemNice> {
+    if let Some(&n) = groups.get(group) {
+        return Some(n);
+    }
+    let procs = std::fs::read_to_string(group.join("cgroup.procs")).ok()?;
+    let mut shared: Option<MemNice> = None;
+    for pid in procs.lines().filter_map(|l| l.trim().parse::<u32>().ok()) {
+        let who = Process::of(pid);
+        let own = pids
+            .get(&who.pid)
+            .filter(|(_, start)| *start == who.start)
+            .map(|(n, _)| *n)?;
+        match shared {
+            None => shared = Some(own),
+            Some(n) if n == own => {}
+            Some(_) => return None,
+        }
+    }
+    shared
+}
+
 fn process(pid: u32) -> Option<(u32, u64)> {
     use std::os::unix::fs::MetadataExt;
     if pid == 0 {

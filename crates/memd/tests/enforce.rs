@@ -22,7 +22,7 @@ use antsched_mem::record::{Estimator, Observation};
 use antsched_mem::{MemNice, SeverityConfig};
 mod common;
 
-use common::{number, ColdFile, Helper, Running, MIB};
+use common::{number, ColdFile, Helper, QuietMachine, Running, MIB};
 
 use antsched_memd::{
     connect_domain, govern, list_domains, set_nice, CgroupSource, Config, Daemon, DiskChoice,
@@ -70,7 +70,7 @@ fn daemon_helper() {
         state_file: Some(state.into()),
         ..Config::new(socket)
     };
-    let mut daemon = Daemon::bind(config, Box::new(machine)).unwrap();
+    let mut daemon = Daemon::bind(config, Box::new(QuietMachine(machine))).unwrap();
     daemon.allow_govern(RUN_PARENT, CgroupSource::governor(disk));
     let stopper = daemon.stopper();
     std::thread::spawn(move || {
@@ -90,7 +90,7 @@ fn start_daemon(dir: &Path) -> Running {
         state_file: Some(dir.join("memd.state")),
         ..Config::new(dir.join("memd.sock"))
     };
-    let mut daemon = Daemon::bind(config, Box::new(machine)).unwrap();
+    let mut daemon = Daemon::bind(config, Box::new(QuietMachine(machine))).unwrap();
     daemon.allow_govern(RUN_PARENT, CgroupSource::governor(disk));
     Running {
         stopper: daemon.stopper(),
@@ -208,17 +208,37 @@ fn a_subscriber_in_a_group_niced_plus_10_is_told_s_divided_by_its_weight() {
     group.remove(Duration::from_secs(5)).unwrap();
 }
 
+/// How the test nices `b` down.
+#[derive(Clone, Copy, Debug)]
+enum NicedBy {
+    /// `mem nice -n 10 --cgroup b`.
+    Group,
+    /// `mem nice -n 10 PID` on the one process in `b`: a process's own nice, enforced
+    /// through the group that is its own.
+    Process,
+}
+
 /// Two governed groups, `a` (nice 0) and `b` (nice +10), under a governed parent limited to
 /// 256 MB, both full of the page cache of files they read (the parent at its limit, free
 /// below tau). Governed, the daemon takes file cache from `b` until the parent's free is
 /// back at tau, and `a`'s stays; every limit is back to its original afterwards.
 #[test]
 fn enforcement_takes_file_cache_from_the_niced_down_group_first() {
+    enforcement_takes_from_b(NicedBy::Group);
+}
+
+/// The same with the nice set on `b`'s process rather than on `b`.
+#[test]
+fn enforcement_takes_file_cache_from_a_niced_down_process_alone_in_its_group_first() {
+    enforcement_takes_from_b(NicedBy::Process);
+}
+
+fn enforcement_takes_from_b(by: NicedBy) {
     if !can_make_groups() {
         return;
     }
     let limit = 256 * MIB;
-    let name = format!("enf-test-{}", std::process::id());
+    let name = format!("enf-test-{by:?}-{}", std::process::id());
     let parent = match RunGroup::create(Path::new(RUN_PARENT), &name, Some(limit)) {
         Ok(g) => g,
         Err(e) => return cannot_run(&format!("cannot make a memory cgroup: {e}")),
@@ -230,7 +250,10 @@ fn enforcement_takes_file_cache_from_the_niced_down_group_first() {
         .iter()
         .map(|g| (g.to_path_buf(), number(g, "memory.limit_in_bytes")))
         .collect();
-    let (fa, fb) = (ColdFile::new("a", 144 * MIB), ColdFile::new("b", 144 * MIB));
+    let (fa, fb) = (
+        ColdFile::new(&format!("a-{by:?}"), 144 * MIB),
+        ColdFile::new(&format!("b-{by:?}"), 144 * MIB),
+    );
     let mut hog_a = Helper::hog();
     a.add(hog_a.pid()).unwrap();
     let mut hog_b = Helper::hog();
@@ -238,15 +261,14 @@ fn enforcement_takes_file_cache_from_the_niced_down_group_first() {
     hog_a.say(&format!("read {}", fa.arg()));
     hog_b.say(&format!("read {}", fb.arg()));
 
-    let dir = Scratch::new("enf");
+    let dir = Scratch::new(&format!("enf-{by:?}"));
     let socket = dir.0.join("memd.sock");
     let _running = start_daemon(&dir.0);
-    set_nice(
-        &socket,
-        10,
-        &NiceTarget::Cgroup(b.path().display().to_string()),
-    )
-    .unwrap();
+    let target = match by {
+        NicedBy::Group => NiceTarget::Cgroup(b.path().display().to_string()),
+        NicedBy::Process => NiceTarget::Pid(hog_b.pid()),
+    };
+    set_nice(&socket, 10, &target).unwrap();
     govern(&socket, a.path()).unwrap();
     govern(&socket, b.path()).unwrap();
     let tau = SeverityConfig::default().tau(limit);
