@@ -270,6 +270,7 @@ impl Nices {
                         reclaimable_bytes: file_bytes(Path::new(g.name))?,
                     })
                 })
+                .filter(|c| i != 0 || before_the_machines_own(c, r.candidate_age_s))
                 .collect();
             let mut free = r.free_bytes;
             self.taken.clear();
@@ -409,6 +410,19 @@ fn file_bytes(group: &Path) -> Option<u64> {
 }
 
 /// The owner's uid and the start time of process `pid`, if it exists.
+/// Whether enforcement for the machine takes from group `c` at all. The machine holds the
+/// pages of processes nobody governs too, and the kernel's own reclaim takes the oldest of
+/// them first: the weights only need enforcing where the thesis's kernel would evict a
+/// governed group's pages before those, that is, where the group's weighted candidate age
+/// is past the machine's candidate age (section 5.1.2), or the group is in the low class
+/// (paged before a normal process whatever the ages, section 5.1.3). Without this rule a
+/// machine whose page cache keeps `MemFree` under tau, as Linux does once it has run a while,
+/// had every governed group reclaimed for it, nice 0 included. A group domain is different:
+/// its pages are its governed groups', and one of them must give.
+fn before_the_machines_own(c: &Candidate, machine_age_s: f64) -> bool {
+    c.nice.class() == antsched_mem::PriorityClass::Low || c.weighted_age_s() > machine_age_s
+}
+
 /// See [`Nices::enforced_nice`].
 fn enforced_nice(
     groups: &HashMap<PathBuf, MemNice>,
@@ -467,6 +481,27 @@ pub(crate) fn memory_group_of(pid: u32) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Sections 5.1.2 and 5.1.3 for the machine domain: a group gives for the machine only
+    /// when its weighted age is past the machine's candidate age, or it is in the low class.
+    #[test]
+    fn the_machine_takes_only_from_groups_older_than_its_own_candidate() {
+        let group = |nice: i64, age: f64| Candidate {
+            id: 1,
+            nice: MemNice::new(nice).unwrap(),
+            candidate_age_s: age,
+            reclaimable_bytes: 64 << 20,
+        };
+        // The machine evicts 600 s old pages of its own: a nice-0 group at 300 s keeps its.
+        assert!(!before_the_machines_own(&group(0, 300.0), 600.0));
+        assert!(before_the_machines_own(&group(0, 900.0), 600.0));
+        // Niced +4 (weight 8), 300 s looks like 2400 s: it gives.
+        assert!(before_the_machines_own(&group(4, 300.0), 600.0));
+        // Niced -4 (weight 1/8), 3000 s looks like 375 s: it keeps.
+        assert!(!before_the_machines_own(&group(-4, 3000.0), 600.0));
+        // The low class gives whatever its age.
+        assert!(before_the_machines_own(&group(19, 1e-6), 3600.0));
+    }
 
     #[test]
     fn a_process_is_found_with_its_owner_and_start_time() {

@@ -295,7 +295,7 @@ pub fn number(group: &Path, file: &str) -> u64 {
 /// domain is never under pressure and a test of enforcement within groups it made is not
 /// disturbed by the machine's own page cache: on a machine that has run for a while,
 /// `MemFree` sits near the kernel's watermarks, below tau (10% of memory), and the daemon
-/// would take from every governed group for the machine's sake.
+/// would also take from the niced-down groups for the machine's sake.
 pub struct QuietMachine(pub ProcSource);
 
 impl ObservationSource for QuietMachine {
