@@ -36,6 +36,16 @@ pub trait PositionEstimator: Send {
     /// The scheduler sent `req` to the device at `now`.
     fn dispatched(&mut self, req: &Request, now: Nanos);
 
+    /// A lower bound on the positioning time of every request whose first sector lies
+    /// `distance` sectors or more from the head, non-decreasing in `distance`. SPTF looks
+    /// outward from the head and stops once the bound passes the best request found, so a
+    /// decision among thousands of pending requests looks at a few. 0 by default (no bound:
+    /// SPTF looks at every request), which an estimator asking a device model keeps: a
+    /// request far away may be in the drive's cache and cost nothing to reach.
+    fn lower_bound(&self, _distance: u64) -> Nanos {
+        0
+    }
+
     /// Whether an answer costs enough to be worth remembering for the rest of a decision
     /// ([`Memo`]): a device model's walk through its cache and mechanism, yes; a distance or
     /// a curve lookup, no (looking it up in the memo costs more than asking again).
@@ -105,6 +115,10 @@ impl PositionEstimator for Memo {
         self.inner.dispatched(req, now);
     }
 
+    fn lower_bound(&self, distance: u64) -> Nanos {
+        self.inner.lower_bound(distance)
+    }
+
     fn costly(&self) -> bool {
         self.costly
     }
@@ -142,6 +156,11 @@ impl PositionEstimator for SeekDistanceEstimator {
 
     fn dispatched(&mut self, req: &Request, _now: Nanos) {
         self.head = req.end();
+    }
+
+    /// The estimate is the distance itself.
+    fn lower_bound(&self, distance: u64) -> Nanos {
+        distance
     }
 }
 
@@ -293,11 +312,26 @@ impl fmt::Display for PositioningCurve {
 pub struct CurveEstimator {
     curve: PositioningCurve,
     head: u64,
+    /// `suffix_min[i]`: the least time of points `i..`, ns (a calibrated curve need not
+    /// rise everywhere), for [`PositionEstimator::lower_bound`].
+    suffix_min: Vec<Nanos>,
 }
 
 impl CurveEstimator {
     pub fn new(curve: PositioningCurve) -> Self {
-        Self { curve, head: 0 }
+        let mut suffix_min: Vec<Nanos> = curve
+            .points
+            .iter()
+            .map(|p| (p.time_us * 1_000.0).round() as Nanos)
+            .collect();
+        for i in (0..suffix_min.len().saturating_sub(1)).rev() {
+            suffix_min[i] = suffix_min[i].min(suffix_min[i + 1]);
+        }
+        Self {
+            curve,
+            head: 0,
+            suffix_min,
+        }
     }
 
     pub fn curve(&self) -> &PositioningCurve {
@@ -320,6 +354,17 @@ impl PositionEstimator for CurveEstimator {
 
     fn dispatched(&mut self, req: &Request, _now: Nanos) {
         self.head = req.end();
+    }
+
+    /// The least the curve takes from `distance` on: linear between points and flat past
+    /// the last, its minimum there is at `distance` itself or at a later point.
+    fn lower_bound(&self, distance: u64) -> Nanos {
+        let next = self
+            .curve
+            .points
+            .partition_point(|p| p.distance <= distance);
+        let later = self.suffix_min.get(next).copied().unwrap_or(Nanos::MAX);
+        self.curve.time_at(distance).min(later)
     }
 }
 
