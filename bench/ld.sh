@@ -34,6 +34,8 @@
 #
 #   sudo bench/ld.sh [REPS] [SEED]    (REPS 1 to 20, default 3; SEED a whole number, default 1)
 #   LD_DISTANCES="1024 4096 16384 30720" (MiB between the trees for the sweep; "" skips it)
+#   LD_REPORT_ONLY=1 (reprint the last run's tables from $ANTSCHED_BENCH_DIR/ld; the
+#                     simulations run again, nothing is measured)
 set -euo pipefail
 
 REPS=${1:-3}
@@ -76,6 +78,7 @@ OUT="$D/out"
 JOB="$ROOT/bench/ld.fio"
 CFLAGS=(-O1 -fno-stack-protector -fno-asynchronous-unwind-tables)
 LDFLAGS=(-static -e ld_main)
+MODES=(page nora direct)
 mkdir -p "$D"
 
 # Cleanup on success, failure and Ctrl-C: the ld processes still running, then the mount
@@ -89,11 +92,22 @@ ld_cleanup() {
   LD_PIDS=()
   cleanup
   if [ -d "$M" ] && ! mountpoint -q "$M"; then rmdir "$M" 2>/dev/null || true; fi
-  rm -rf "$OUT" "$D/sim"
+  rm -rf "$OUT"
 }
 trap ld_cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# LD_REPORT_ONLY=1 reprints the tables of the last run in $D from its saved figures (the
+# simulations, which are deterministic and take seconds, run again); otherwise measure.
+if [ "${LD_REPORT_ONLY:-0}" = 1 ]; then
+for f in "$D/run.txt" "$D/results.tsv" "$D/backing.sha256" "$D/traces/page.blk" "$D/traces/nora.blk" "$D/traces/direct.blk"; do
+  [ -s "$f" ] || { echo "bench/ld.sh: LD_REPORT_ONLY=1 needs a finished run in $D, and $f is missing" >&2; exit 1; }
+done
+{ read -r REPS; read -r SEED; read -r DISTANCES; read -r REF_LINE; read -r VERIFY; } < "$D/run.txt"
+read -r -a REF_S <<< "$REF_LINE"
+RESULTS="$D/results.tsv"
+else
 
 # --- The trees: generated and compiled once per seed, compiler and linker. ------------------
 KEY="seed=$SEED files=$FILES gcc=$(gcc -dumpfullversion) $(ld --version | head -1) cflags=${CFLAGS[*]}"
@@ -190,7 +204,6 @@ PY
 # The first aged-sptf run of two instances in each mode also records its disk requests, for
 # the simulator to replay (the request stream of the real programs, think times included).
 SCHEDS=(aged-sptf as-aged-sptf default)
-MODES=(page nora direct)
 mkdir -p "$D/traces"
 for mode in "${MODES[@]}"; do
   for rep in $(seq "$REPS"); do
@@ -216,6 +229,22 @@ for gap in $DISTANCES; do
 done
 : > "$B/t1-gap/gap"
 
+# --- Integrity: every object read through a fresh mount, against its backing SHA-256. -------
+drop_caches
+mount_with "$B" "$M" as-aged-sptf --disk "$DISK"
+(cd "$M" && sha256sum t1/*.o t2/*.o) > "$D/mount.sha256"
+unmount_saving "$D/stats/verify.json"
+NOBJ=$(wc -l < "$D/backing.sha256")
+if cmp -s "$D/backing.sha256" "$D/mount.sha256"; then
+  VERIFY="all $NOBJ object files read through the mount have their backing files' SHA-256, and every timed link equals the reference link"
+else
+  VERIFY="MISMATCH: see diff $D/backing.sha256 $D/mount.sha256"
+fi
+# What the report needs besides results.tsv, stats/ and traces/, for LD_REPORT_ONLY=1.
+printf '%s\n' "$REPS" "$SEED" "$DISTANCES" "${REF_S[*]}" "$VERIFY" > "$D/run.txt"
+
+fi  # LD_REPORT_ONLY
+
 # --- The simulator on bench/ld.fio: one process, two, and the distance sweep. ---------------
 mkdir -p "$D/sim"
 SIM_SCHEDS=(--scheduler aged-sptf --scheduler as-aged-sptf --scheduler clook --scheduler as-clook)
@@ -235,8 +264,8 @@ sed 's/^rw=randread$/rw=read/' "$JOB" > "$D/sim/in-order.fio"
 grep -q '^rw=read$' "$D/sim/in-order.fio" || { echo "bench/ld.sh: $JOB has no rw=randread line to turn into rw=read" >&2; exit 1; }
 "$ANTSCHED" sim "$D/sim/in-order.fio" --disk "$DISK" --scheduler aged-sptf --scheduler as-aged-sptf \
   --json "$D/sim/in-order.json" > /dev/null
-# How the simulated gain depends on ld's time between a completion and its next read (measured
-# on the mount: median 38 us, mean 65 us with --direct-io).
+# How the simulated gain depends on ld's time between a completion and its next read (the
+# report prints the median of that time in the recorded --direct-io requests).
 DELAYS="0 20 50 100 200 500"
 for us in $DELAYS; do
   sed "s/^antsched_issue_delay=.*/antsched_issue_delay=${us}us/" "$JOB" > "$D/sim/delay-$us.fio"
@@ -249,18 +278,6 @@ for mode in "${MODES[@]}"; do
   "$ANTSCHED" sim --trace "$D/traces/$mode.blk" --replay closed --disk "$DISK" \
     --scheduler aged-sptf --scheduler as-aged-sptf --json "$D/sim/trace-$mode.json" > /dev/null
 done
-
-# --- Integrity: every object read through a fresh mount, against its backing SHA-256. -------
-drop_caches
-mount_with "$B" "$M" as-aged-sptf --disk "$DISK"
-(cd "$M" && sha256sum t1/*.o t2/*.o) > "$D/mount.sha256"
-unmount_saving "$D/stats/verify.json"
-NOBJ=$(wc -l < "$D/backing.sha256")
-if cmp -s "$D/backing.sha256" "$D/mount.sha256"; then
-  VERIFY="all $NOBJ object files read through the mount have their backing files' SHA-256, and every timed link equals the reference link"
-else
-  VERIFY="MISMATCH: see diff $D/backing.sha256 $D/mount.sha256"
-fi
 
 # --- Tables and JSON. ------------------------------------------------------------------------
 python3 - "$RESULTS" "$D" "$B" "$FILES" "$SEED" "$REPS" "$DISK" "$VERIFY" "${REF_S[*]}" "0 $DISTANCES" "$DELAYS" <<'PY'
@@ -299,6 +316,26 @@ sim_delay = {us: sim(f"delay-{us}.json") for us in delays}
 sim_trace = {m: sim(f"trace-{m}.json") for m, _ in MODES}
 sim_order = sim("in-order.json")
 
+def think_us(path):
+    """Median time from a completion to the same process's next request, in us, in a trace
+    the mount recorded (blkparse: a request's Q line names its context, its C line does not,
+    so completions are matched to requests by sector and length)."""
+    pending, done, gaps = {}, {}, []
+    for line in open(path):
+        f = line.split()
+        if len(f) < 10 or f[5] not in ("Q", "C"):
+            continue
+        t, key = float(f[3]), (f[7], f[9])
+        if f[5] == "Q":
+            ctx = f[10] if len(f) > 10 else ""
+            if ctx in done:
+                gaps.append((t - done.pop(ctx)) * 1e6)
+            pending[key] = ctx
+        elif key in pending:
+            done[pending.pop(key)] = t
+    return statistics.median(gaps) if gaps else None
+think = think_us(os.path.join(d, "traces", "direct.blk"))
+
 out = {"disk": disk, "seed": int(seed), "files_per_tree": files, "reps": reps,
        "objects": {"count": len(sizes), "mean_bytes": round(statistics.mean(sizes)),
                    "under_10k_pct": round(under10, 1), "under_25k_pct": round(under25, 1)},
@@ -307,7 +344,8 @@ out = {"disk": disk, "seed": int(seed), "files_per_tree": files, "reps": reps,
        "sim": {"job": "bench/ld.fio", "one_s": sim_one["aged-sptf"],
                "two_s": {str(g): v for g, v in sim_two.items()},
                "issue_delay_us": {str(u): v for u, v in sim_delay.items()},
-               "trace_replay_two_s": sim_trace, "in_order_two_s": sim_order},
+               "trace_replay_two_s": sim_trace, "in_order_two_s": sim_order,
+               "direct_trace_median_think_us": think},
        "verify": verify}
 print()
 print(f"GNU ld on antsched mount, {disk}: ld -static of {files} objects + main.o per tree "
@@ -351,7 +389,8 @@ print(f"  one {sim_one['aged-sptf']:.2f} s; two {sim_two[0]['aged-sptf']:.2f} s 
       f"clook to as-clook {pct(sgc)} (paper, CSCAN: +48%)")
 print(f"  each file's blocks in order instead of at random: two {sim_order['aged-sptf']:.2f} s aged-sptf, "
       f"{sim_order['as-aged-sptf']:.2f} s as-aged-sptf: gain {pct(gain(sim_order['aged-sptf'], sim_order['as-aged-sptf']))}")
-print("  gain by ld's delay between a completion and its next read (antsched_issue_delay; the mount measured a median of 38 us):")
+print(f"  gain by ld's delay between a completion and its next read (antsched_issue_delay; bench/ld.fio: 50 us; "
+      f"median in the recorded --direct-io requests: {think:.0f} us):")
 print("  " + ", ".join(f"{us} us {pct(gain(v['aged-sptf'], v['as-aged-sptf']))}" for us, v in sim_delay.items()))
 
 print("\ndistance between the trees, two instances (real: one run a point, but at 0 the medians above):")
