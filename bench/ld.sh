@@ -108,6 +108,7 @@ done
 read -r -a REF_S <<< "$REF_LINE"
 RESULTS="$D/results.tsv"
 else
+rm -f "$D/run.txt"   # written again when this run finishes; a cut-short run has none
 
 # --- The trees: generated and compiled once per seed, compiler and linker. ------------------
 KEY="seed=$SEED files=$FILES gcc=$(gcc -dumpfullversion) $(ld --version | head -1) cflags=${CFLAGS[*]}"
