@@ -42,6 +42,26 @@ mount_with() {
   exit 1
 }
 
+# mount_default BACKING MOUNTPOINT [antsched mount options...]: as mount_with, but without
+# --scheduler, so the mount runs the scheduler it uses when none is named (its stats.json
+# says which). Its output goes to $WORK/mount-default.{out,err}.
+mount_default() {
+  local backing=$1 mnt=$2; shift 2
+  mkdir -p "$mnt"
+  "$ANTSCHED" mount "$backing" "$mnt" "$@" \
+    >"$WORK/mount-default.out" 2>"$WORK/mount-default.err" &
+  MOUNT_PID=$!
+  MOUNT_DIR=$mnt
+  for _ in $(seq 400); do
+    if mountpoint -q "$mnt"; then return 0; fi
+    if ! kill -0 "$MOUNT_PID" 2>/dev/null; then break; fi
+    sleep 0.05
+  done
+  cat "$WORK/mount-default.err" >&2
+  echo "bench: the mount did not come up" >&2
+  exit 1
+}
+
 # Copies the live statistics to FILE, then unmounts (SIGTERM) and waits.
 unmount_saving() {
   cp "$MOUNT_DIR/.antsched/stats.json" "$1"
