@@ -32,7 +32,7 @@ QC="$ROOT/target/release/query-cache"
 
 OUT="$WORK/$OUT_NAME"
 mkdir -p "$OUT"
-rm -f "$OUT"/*.json "$OUT"/*.csv "$OUT"/*.svg "$OUT"/*.log "$OUT"/*.status
+rm -f "$OUT"/*.json "$OUT"/*.csv "$OUT"/*.svg "$OUT"/*.log "$OUT"/*.status "$OUT"/*.machine-reclaim
 TMP=$(mktemp -d /tmp/antsched-qcache.XXXXXX)
 B="$TMP/backing"
 M="$TMP/mnt"
@@ -67,12 +67,22 @@ qc_setup() {
   cp "$WORK/memd.err" "$OUT/memd.log" 2>/dev/null || true
 }
 
+# The machine's reclaim so far, pages (kswapd's and direct): on this shared machine another
+# engineer's job that fills the page cache makes the kernel reclaim from every group, our
+# database's mapped pages too, which no policy in the group chose; qc_run records it per run.
+machine_reclaim_pages() {
+  awk '$1 == "pgsteal_kswapd" || $1 == "pgsteal_direct" { n += $2 } END { print n + 0 }' /proc/vmstat
+}
+
 # qc_run NAME CACHE [query-cache run options...]: one configuration in its own 256 MB group;
 # its output in $OUT/NAME.log, its exit status in $OUT/NAME.status (137: SIGKILL, the memory
-# cgroup's OOM killer, as there is no swap).
+# cgroup's OOM killer, as there is no swap), the machine's reclaim during it (pages, from
+# /proc/vmstat) in $OUT/NAME.machine-reclaim.
 qc_run() {
   local name=$1 cache=$2; shift 2
   echo "--- $name (--cache $cache $*)"
+  local reclaim0
+  reclaim0=$(machine_reclaim_pages)
   "$ANTSCHED" mem run --limit "$LIMIT" --socket "$MEMD_SOCK" -- \
     "$QC" run --db "$M/atis.db" --queries "$QUERIES" --cache "$cache" --seed "$SEED" \
     --socket "$MEMD_SOCK" --paging-disk-ms "$PAGING_DISK_MS" \
@@ -81,6 +91,7 @@ qc_run() {
   local status=0
   wait "$MEMRUN_PID" || status=$?
   MEMRUN_PID=""
+  echo $(( $(machine_reclaim_pages) - reclaim0 )) > "$OUT/$name.machine-reclaim"
   grep -v '^antsched mem run' "$OUT/$name.log" || true
   echo "$status" > "$OUT/$name.status"
 }
