@@ -153,8 +153,11 @@ for n in names:
             if l.startswith("adapt "):
                 adapt_lines.append(l.strip())
             elif l.startswith("heap "):
-                # heap T messages M used_mb U committed_mb C soft_mb S
+                # heap T messages M used_mb U committed_mb C soft_mb S (a JVM stopped by the
+                # time limit may leave the last line cut short)
                 w = l.split()
+                if len(w) != 10:
+                    continue
                 heap.append({"t": float(w[1]), "messages": int(w[3]), "used_mb": int(w[5]),
                              "committed_mb": int(w[7]), "soft_mb": int(w[9])})
             elif " " in l:
