@@ -32,7 +32,7 @@ QC="$ROOT/target/release/query-cache"
 
 OUT="$WORK/$OUT_NAME"
 mkdir -p "$OUT"
-rm -f "$OUT"/*.json "$OUT"/*.csv "$OUT"/*.svg "$OUT"/*.log "$OUT"/*.status "$OUT"/*.machine-reclaim
+rm -f "$OUT"/*.json "$OUT"/*.csv "$OUT"/*.svg "$OUT"/*.log "$OUT"/*.status "$OUT"/*.machine-reclaim "$OUT"/*.memd-took
 TMP=$(mktemp -d /tmp/antsched-qcache.XXXXXX)
 B="$TMP/backing"
 M="$TMP/mnt"
@@ -77,7 +77,9 @@ machine_reclaim_pages() {
 # qc_run NAME CACHE [query-cache run options...]: one configuration in its own 256 MB group;
 # its output in $OUT/NAME.log, its exit status in $OUT/NAME.status (137: SIGKILL, the memory
 # cgroup's OOM killer, as there is no swap), the machine's reclaim during it (pages, from
-# /proc/vmstat) in $OUT/NAME.machine-reclaim.
+# /proc/vmstat) in $OUT/NAME.machine-reclaim, and what memd's enforcement took from the run's
+# group (KiB, from memd's log: when the *machine* is below tau, memd takes file pages from
+# every group it governs, ours too, whoever filled the machine) in $OUT/NAME.memd-took.
 qc_run() {
   local name=$1 cache=$2; shift 2
   echo "--- $name (--cache $cache $*)"
@@ -88,10 +90,12 @@ qc_run() {
     --socket "$MEMD_SOCK" --paging-disk-ms "$PAGING_DISK_MS" \
     --json "$OUT/$name.json" --timeline "$OUT/$name.csv" "$@" >"$OUT/$name.log" 2>&1 &
   MEMRUN_PID=$!
-  local status=0
+  local status=0 group="/antsched/run-$MEMRUN_PID"
   wait "$MEMRUN_PID" || status=$?
   MEMRUN_PID=""
   echo $(( $(machine_reclaim_pages) - reclaim0 )) > "$OUT/$name.machine-reclaim"
+  awk -v g="$group" '/enforcement: / && $NF ~ (g "$") { for (i = 1; i < NF; i++) if ($i == "took") kb += $(i + 1) } END { print kb + 0 }' \
+    "$WORK/memd.err" > "$OUT/$name.memd-took"
   grep -v '^antsched mem run' "$OUT/$name.log" || true
   echo "$status" > "$OUT/$name.status"
 }

@@ -36,6 +36,12 @@ for n in names:
         r["machine_reclaim_mb"] = int(open(os.path.join(out, n + ".machine-reclaim")).read()) * 4096 / 2**20
     except (OSError, ValueError):
         r["machine_reclaim_mb"] = None
+    try:
+        # What memd's enforcement took from the run's group, MB (its log): it does so when the
+        # machine is below tau, whoever filled it.
+        r["memd_took_mb"] = int(open(os.path.join(out, n + ".memd-took")).read()) / 1024
+    except (OSError, ValueError):
+        r["memd_took_mb"] = None
     runs.append(r)
 
 
@@ -47,7 +53,7 @@ print()
 print(f"query-cache: {queries} queries, 200 MB database on antsched mount (deskstar-34gxp, as-aged-sptf), "
       f"256 MB group, hog {hog_mb} MB at {hog_at:g} s, time limit {limit_s:g} s")
 print(f"{'run':<15} {'runtime_s':>10} {'queries':>8} {'hit_rate':>9} {'peak_anon':>10} {'group_peak':>11} "
-      f"{'group_mean':>11} {'cache_peak':>11} {'reaction ms mean/max':>21} {'machine_rcl':>11}  outcome")
+      f"{'group_mean':>11} {'cache_peak':>11} {'reaction ms mean/max':>21} {'machine_rcl':>11} {'memd_took':>9}  outcome")
 for r in runs:
     react = r.get("reaction") or {}
     rx = "-" if not react.get("count") else f"{react['mean_ms']:.1f} / {react['max_ms']:.1f}"
@@ -55,12 +61,17 @@ for r in runs:
     print(f"{r['name']:<15} {f(r.get('runtime_s'), '{:.1f}'):>10} {f(r.get('completed_queries'), '{}'):>8} "
           f"{f(None if hit is None else hit * 100, '{:.1f}%'):>9} {f(r.get('peak_anon_mb'), '{:.0f} MB'):>10} "
           f"{f(r.get('group_peak_mb'), '{:.0f} MB'):>11} {f(r.get('mean_group_mb'), '{:.0f} MB'):>11} "
-          f"{f(r.get('peak_cache_mb'), '{:.0f} MB'):>11} {rx:>21} {f(r.get('machine_reclaim_mb'), '{:.0f} MB'):>11}  {r['outcome']}")
-disturbed = [r["name"] for r in runs if (r.get("machine_reclaim_mb") or 0) >= 64]
+          f"{f(r.get('peak_cache_mb'), '{:.0f} MB'):>11} {rx:>21} {f(r.get('machine_reclaim_mb'), '{:.0f} MB'):>11} {f(r.get('memd_took_mb'), '{:.0f} MB'):>9}  {r['outcome']}")
+def disturbed_run(r):
+    return (r.get("machine_reclaim_mb") or 0) >= 64 or (r.get("memd_took_mb") or 0) >= 1
+
+
+disturbed = [r["name"] for r in runs if disturbed_run(r)]
 if disturbed:
-    print("machine_rcl: what the kernel reclaimed machine-wide during the run (kswapd and direct); "
-          f"{', '.join(disturbed)}: another job filled the machine's memory meanwhile, and its reclaim "
-          "takes the database's pages from every group whatever the policy: compare those runs with care")
+    print("machine_rcl: what the kernel reclaimed machine-wide during the run (kswapd and direct); memd_took: "
+          "what memd's enforcement took from the run's group because the machine was below tau; "
+          f"{', '.join(disturbed)}: another job filled the machine's memory meanwhile, and that reclaim took "
+          "the database's pages from the group whatever its policy: compare those runs with care")
 for r in runs:
     s = r.get("senpai")
     if s:
@@ -115,9 +126,10 @@ if compare:
                     f"{f(a.get('mean_group_mb'), '{:.0f}')} against {f(b.get('mean_group_mb'), '{:.0f}')} MB; "
                     f"anonymous peak {a['peak_anon_mb']:.0f} against {b['peak_anon_mb']:.0f} MB; "
                     f"hit rate {a['hit_rate'] * 100:.1f}% against {b['hit_rate'] * 100:.1f}%")
-            ra, rb = a.get("machine_reclaim_mb") or 0, b.get("machine_reclaim_mb") or 0
-            if max(ra, rb) >= 64:
-                line += f" [the machine reclaimed {ra:.0f} and {rb:.0f} MB during these runs: not a fair comparison]"
+            if disturbed_run(a) or disturbed_run(b):
+                line += (f" [disturbed: the machine reclaimed {a.get('machine_reclaim_mb') or 0:.0f} and "
+                         f"{b.get('machine_reclaim_mb') or 0:.0f} MB, memd took {a.get('memd_took_mb') or 0:.0f} and "
+                         f"{b.get('memd_took_mb') or 0:.0f} MB from the groups during these runs: not a fair comparison]")
             print(line)
             verdicts.append({"anchor": anchor, "hog": bool(prefix), "ahead": ahead, "faster": faster,
                              "equal_or_smaller_peak": smaller, "text": line})
