@@ -2,9 +2,11 @@
 # bench/mem/jvm-group.sh: what bench/mem/jvm.sh runs inside the memory group that `antsched mem
 # run --limit 256M` makes (so the JVM, the hog and the bridge are all charged to that group).
 #
-#   jvm-group.sh SOCKET OUT HOG MB|0 ADAPT 0|1 TIMEOUT_S -- JAVA [ARGS...]
+#   jvm-group.sh SOCKET OUT HOG MB|0 ADAPT 0|1 TIMEOUT_S [HOG_NICE] -- JAVA [ARGS...]
 #
-# Starts HOG (bench/mem/hog.c) with MB megabytes 3 s before the JVM when MB > 0; runs the JVM
+# Starts HOG (bench/mem/hog.c) with MB megabytes 3 s before the JVM when MB > 0, and when
+# HOG_NICE is given sets the hog's memory nice right after it starts (`antsched mem nice -n
+# HOG_NICE PID --socket SOCKET`, the answer in OUT.nice; a refusal fails the run); runs the JVM
 # command under `timeout TIMEOUT_S` (its stdout in OUT.java), with, when ADAPT is 1,
 # examples/jvm-bridge subscribed to this group piped into its stdin; samples the JVM's VmRSS
 # and VmSwap every 0.5 s (OUT.rss). Writes the JVM's exit status to OUT.status (124: the time
@@ -13,8 +15,12 @@
 set -euo pipefail
 SOCK=$1 OUT=$2 HOG=$3 HOG_MB=$4 ADAPT=$5 LIMIT=$6
 shift 6
+HOG_NICE=""
+if [ "$1" != "--" ]; then HOG_NICE=$1; shift; fi
 [ "$1" = "--" ] && shift
-BRIDGE="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/target/release/jvm-bridge"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+BRIDGE="$ROOT/target/release/jvm-bridge"
+ANTSCHED="${ANTSCHED:-$ROOT/target/release/antsched}"
 domain="/sys/fs/cgroup/memory$(awk -F: '$2 == "memory" { print $3 }' /proc/self/cgroup)"
 
 pids=()
@@ -29,6 +35,10 @@ trap stop EXIT
 if [ "$HOG_MB" -gt 0 ]; then
   "$HOG" "$HOG_MB" > "$OUT.hog" &
   pids+=("$!")
+  if [ -n "$HOG_NICE" ]; then
+    echo "$(date +%s.%N) hog $! nice $HOG_NICE" > "$OUT.nice"
+    "$ANTSCHED" mem nice -n "$HOG_NICE" "$!" --socket "$SOCK" >> "$OUT.nice" 2>&1
+  fi
   sleep 3
 fi
 rc=0

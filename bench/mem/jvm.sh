@@ -22,11 +22,14 @@
 #    System.gc() when S < 10 min and holds its heap's size through SoftMaxHeapSize while S <
 #    S_max, growing back at S_max); and the adaptive JVM alone with -Xmx past the cliff (the
 #    thesis's "no manual heap sizing").
-# 3. the hog niced +14 into the next class: needs `antsched mem nice`, which is not on main
-#    yet; the script says so and skips the run.
+# 3. the hog niced +14 into the next class (the thesis: the heap back at its full 220 MB): the
+#    adaptive run with the hog again, the hog's memory nice set to +14 right after it starts
+#    (`antsched mem nice -n 14 PID --socket ...`, in jvm-group.sh). The program prints its heap
+#    (used, committed, the soft limit it holds) every 10 messages: the table shows the heap
+#    over time of both hog runs with adaptation, and whether it got back to -Xmx.
 #
 # Each run has a time limit (LIMIT_S, default 60 s: about 6 times the best run); a run that
-# reaches it "did not finish". Table on stdout, JSON to $ANTSCHED_BENCH_DIR/jvm.json. About 8
+# reaches it "did not finish". Table on stdout, JSON to $ANTSCHED_BENCH_DIR/jvm.json. About 9
 # minutes.
 #
 #   sudo bench/mem/jvm.sh [MESSAGES [LIMIT_S]]     (defaults 300 and 60)
@@ -79,17 +82,19 @@ add_cleanup swap_off
 start_memd "$T/memd.sock" --interval 200ms
 
 JAVA=(java -XX:+UseShenandoahGC -XX:ShenandoahGCHeuristics=static -Xlog:disable -cp "$T/classes")
-# run NAME HOG_MB ADAPT SWAP JAVA_OPTIONS...
+# run NAME HOG_MB ADAPT SWAP HOG_NICE|- JAVA_OPTIONS...
 run() {
-  local name=$1 hog=$2 adapt=$3 swap=$4; shift 4
+  local name=$1 hog=$2 adapt=$3 swap=$4 nice=$5; shift 5
+  local nice_arg=()
+  [ "$nice" != - ] && nice_arg=("$nice")
   if [ "$swap" = 1 ]; then swap_on; fi
   local args=(--messages "$MESSAGES")
   [ "$adapt" = 1 ] && args+=(--adapt)
   echo "jvm: $name" >&2
   mem_run "$WORK/jvm-$name.memrun.err" --limit 256M --socket "$MEMD_SOCK" -- \
-    "$ROOT/bench/mem/jvm-group.sh" "$MEMD_SOCK" "$T/$name" "$T/hog" "$hog" "$adapt" "$LIMIT_S" -- \
+    "$ROOT/bench/mem/jvm-group.sh" "$MEMD_SOCK" "$T/$name" "$T/hog" "$hog" "$adapt" "$LIMIT_S" "${nice_arg[@]}" -- \
     "${JAVA[@]}" "$@" Multicast "${args[@]}" || true
-  for f in java java.err rss status oom memsw hog bridge.err; do
+  for f in java java.err rss status oom memsw hog bridge.err nice; do
     [ -f "$T/$name.$f" ] && cp "$T/$name.$f" "$WORK/jvm-$name.$f"
   done
   swap_off
@@ -99,7 +104,7 @@ run() {
 NAMES=()
 for h in "${HEAPS[@]}"; do
   # Heaps up to 224 MB fit the group with their JVM (about 35 MB more) and never page.
-  run "heap-$h" 0 0 "$([ "$h" -gt 224 ] && echo 1 || echo 0)" "-Xms${h}m" "-Xmx${h}m"
+  run "heap-$h" 0 0 "$([ "$h" -gt 224 ] && echo 1 || echo 0)" - "-Xms${h}m" "-Xmx${h}m"
   NAMES+=("heap-$h")
 done
 # The hog runs use the largest heap that ran alone without paging (peak swap under 4 MB).
@@ -120,27 +125,41 @@ PY
 )
 echo "jvm: the largest heap that ran alone without paging: $BEST MB" >&2
 ADAPT=(-Xms16m -XX:+UnlockExperimentalVMOptions -XX:ShenandoahUncommitDelay=1000)
-run "hog-fixed-$BEST" "$HOG_MB" 0 1 "-Xms${BEST}m" "-Xmx${BEST}m"
-run "hog-adaptive-$BEST" "$HOG_MB" 1 1 "${ADAPT[@]}" "-Xmx${BEST}m"
-run "alone-adaptive-$ADAPT_XMX" 0 1 1 "${ADAPT[@]}" "-Xmx${ADAPT_XMX}m"
-NAMES+=("hog-fixed-$BEST" "hog-adaptive-$BEST" "alone-adaptive-$ADAPT_XMX")
-NICE_NOTE="skipped: antsched mem nice is not on main yet (antsched mem --help has simulate, status, run)"
-if "$ANTSCHED" mem nice --help >/dev/null 2>&1; then
-  NICE_NOTE="skipped: antsched mem nice exists now, but this script does not run it yet"
-fi
-echo "jvm: the hog niced +14: $NICE_NOTE" >&2
+run "hog-fixed-$BEST" "$HOG_MB" 0 1 - "-Xms${BEST}m" "-Xmx${BEST}m"
+run "hog-adaptive-$BEST" "$HOG_MB" 1 1 - "${ADAPT[@]}" "-Xmx${BEST}m"
+run "alone-adaptive-$ADAPT_XMX" 0 1 1 - "${ADAPT[@]}" "-Xmx${ADAPT_XMX}m"
+# The hog niced +14 (the low class), set right after it starts; the same adaptive JVM.
+run "hog-niced14-adaptive-$BEST" "$HOG_MB" 1 1 14 "${ADAPT[@]}" "-Xmx${BEST}m"
+NAMES+=("hog-fixed-$BEST" "hog-adaptive-$BEST" "alone-adaptive-$ADAPT_XMX" "hog-niced14-adaptive-$BEST")
 
-python3 - "$WORK" "$MESSAGES" "$LIMIT_S" "$HOG_MB" "$NICE_NOTE" "${NAMES[@]}" <<'PY'
+python3 - "$WORK" "$MESSAGES" "$LIMIT_S" "$HOG_MB" "${NAMES[@]}" <<'PY'
 import json, sys
-work, messages, limit, hog_mb, nice_note, names = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6:]
+work, messages, limit, hog_mb, names = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5:]
+def nice_of(base):
+    # jvm-group.sh's OUT.nice: "T hog PID nice N", then antsched mem nice's answer.
+    try:
+        lines = [l.strip() for l in open(base + ".nice") if l.strip()]
+    except OSError:
+        return None
+    w = lines[0].split()
+    return {"set_at": float(w[0]), "pid": int(w[2]), "nice": int(w[4]), "answer": " ".join(lines[1:])}
+
 rows = []
 for n in names:
     base = f"{work}/jvm-{n}"
-    kv, adapt_lines = {}, []
+    kv, adapt_lines, heap = {}, [], []
     try:
         for l in open(base + ".java"):
             if l.startswith("adapt "):
                 adapt_lines.append(l.strip())
+            elif l.startswith("heap "):
+                # heap T messages M used_mb U committed_mb C soft_mb S (a JVM stopped by the
+                # time limit may leave the last line cut short)
+                w = l.split()
+                if len(w) != 10:
+                    continue
+                heap.append({"t": float(w[1]), "messages": int(w[3]), "used_mb": int(w[5]),
+                             "committed_mb": int(w[7]), "soft_mb": int(w[9])})
             elif " " in l:
                 k, v = l.split(None, 1)
                 kv[k] = v.strip()
@@ -188,6 +207,8 @@ for n in names:
         "adapt_min_s": float(kv["adapt_min_s"]) if "adapt_min_s" in kv else None,
         "first_notification_s": float(adapt_lines[0].split()[1]) if adapt_lines else None,
         "adapt_log": adapt_lines[:20],
+        "hog_nice": nice_of(base),
+        "heap_timeline": heap,
     })
 print()
 print(f"jvm: Multicast.java (20 nodes, a window of 2 x 1 MB, {messages} messages: {messages * 21 / 1024:.1f} GB allocated),")
@@ -211,13 +232,49 @@ if alone:
                 print(f"{r['run']}: {r['runtime_s'] / best['runtime_s']:.2f}x the best fixed heap alone")
             else:
                 print(f"{r['run']}: {r['outcome']}")
+def heap_line(r):
+    # The heap about every second: committed/soft limit, MB.
+    out, next_t = [], 0.0
+    for h in r["heap_timeline"]:
+        if h["t"] >= next_t:
+            out.append(f"{h['t']:.0f}s {h['committed_mb']}/{h['soft_mb']}")
+            next_t = h["t"] + 1.0
+    return " ".join(out)
+nice_summary = {}
+for r in rows:
+    if r["adaptive"] and r["hog_mb"] and r["heap_timeline"]:
+        ht = r["heap_timeline"]
+        xmx = r["heap_mb"]
+        # "Full size": the soft limit back at -Xmx and the committed heap within 10% of it.
+        full = [h for h in ht if h["soft_mb"] >= xmx and h["committed_mb"] >= 0.9 * xmx]
+        second = ht[len(ht) // 2:]
+        s = {"xmx_mb": xmx, "max_committed_mb": max(h["committed_mb"] for h in ht),
+             "mean_committed_second_half_mb": sum(h["committed_mb"] for h in second) / len(second),
+             "last_soft_mb": ht[-1]["soft_mb"], "last_committed_mb": ht[-1]["committed_mb"],
+             "at_full_size_from_s": full[0]["t"] if full else None,
+             "samples_at_full_size": len(full), "samples": len(ht)}
+        r["heap_summary"] = s
+        nice_summary[r["run"]] = s
+        print(f"{r['run']}: heap committed/soft limit MB over time: {heap_line(r)}")
+        print(f"{r['run']}: back to the full {xmx} MB heap: "
+              + (f"yes, from {s['at_full_size_from_s']:.1f} s ({len(full)} of {len(ht)} samples)" if full else
+                 f"no (committed at most {s['max_committed_mb']} MB, {s['mean_committed_second_half_mb']:.0f} MB on average "
+                 f"in the second half; soft limit at the end {s['last_soft_mb']} MB)")
+              + (f"; hog's memory nice {r['hog_nice']['nice']}: {r['hog_nice']['answer']}" if r["hog_nice"] else ""))
+niced = [r for r in rows if r["hog_nice"]]
+nice_note = "not run"
+if niced:
+    r = niced[0]
+    s = r.get("heap_summary")
+    nice_note = (f"{r['outcome']}" + (f" in {r['runtime_s']:.1f} s" if r["runtime_s"] else "")
+                 + ("" if not s else ("; heap back to its full size" if s["samples_at_full_size"] else "; heap not back to its full size")))
 print(f"hog niced +14: {nice_note}")
 json.dump({"experiment": "jvm", "messages": messages, "time_limit_s": limit, "group_limit_mb": 256,
            "swap": "512 MB loop device over an antsched mount of deskstar-34gxp (direct I/O)", "collector": "shenandoah, static heuristic",
            "thesis": {"runtime_s_by_heap_mb": {"220": 240.7, "225": 249.3, "227": 255.7, "228": 506.8, "230": 817.7, "231": None},
                       "hog_mb": 90, "hog_adaptive_slowdown": 1.55, "hog_fixed": "never finishes",
                       "hog_niced_14": "heap back at 220 MB"},
-           "hog_niced": nice_note, "runs": rows},
+           "hog_niced": nice_note, "hog_heap": nice_summary, "runs": rows},
           open(f"{work}/jvm.json", "w"), indent=2)
 print(f"JSON: {work}/jvm.json")
 PY

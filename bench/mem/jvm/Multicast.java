@@ -25,7 +25,8 @@
 // less than 10% of the soft maximum is free, so that the heap is used whole, as the thesis's
 // collector used it); Shenandoah's System.gc() also uncommits the empty regions at once.
 //
-// Prints "key value" lines on stdout: progress lines while it runs, then runtime_s, the
+// Prints "key value" lines on stdout: every 10 messages a heap line (time, messages, heap used,
+// committed and the soft limit, MB), every 100 a progress line, then runtime_s, the
 // collections and their time, the largest committed heap, and the adaptation's actions.
 //
 //   java -XX:+UseShenandoahGC -Xmx192m bench/mem/jvm/Multicast.java [--nodes N] [--window W]
@@ -230,6 +231,13 @@ public class Multicast {
             }
             long c = heap().getCommitted();
             if (c > maxCommitted) maxCommitted = c;
+            if ((m + 1) % 10 == 0) {
+                // The heap over time (bench/mem/jvm.sh's heap timeline): used, committed, and
+                // the soft limit the adaptation holds (-Xmx when it holds none), MB.
+                MemoryUsage h = heap();
+                System.out.printf("heap %.2f messages %d used_mb %d committed_mb %d soft_mb %d%n", elapsed(), m + 1,
+                        h.getUsed() / MB, h.getCommitted() / MB, soft / MB);
+            }
             if ((m + 1) % 100 == 0) {
                 MemoryUsage h = heap();
                 System.out.printf("progress %.2f messages %d heap_used_mb %d heap_committed_mb %d%n", elapsed(), m + 1,

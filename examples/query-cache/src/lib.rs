@@ -3,7 +3,8 @@
 //! mix (43 SELECT types, a thousand versions each, Zipf popularity), and a query-result cache
 //! whose policy is `antsched_mem::cache::AdaptiveCache`: sized by release rounds of the cost
 //! rule at the severity `antsched memd` sends (adaptive), by a fixed capacity, or by the
-//! anchors' PSI-driven policies (discrete levels; MariaDB 11.8's halving).
+//! anchors' policies (discrete PSI levels; MariaDB 11.8's halving; a Senpai-style controller
+//! stepping the group's limit on its memory stall, `senpai`).
 //!
 //! `populate` makes the database, `run` runs the mix and writes its measurements as JSON and
 //! a timeline (CSV, every 100 ms), `plot` draws the timeline (the thesis's Fig. 6.1), `hog`
@@ -14,4 +15,5 @@ pub mod mix;
 pub mod plot;
 pub mod run;
 pub mod schema;
+pub mod senpai;
 pub mod sys;

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use antsched_query_cache::run::{CacheMode, Hog, RunConfig};
-use antsched_query_cache::{plot, run, schema, sys};
+use antsched_query_cache::{plot, run, schema, senpai, sys};
 use anyhow::bail;
 use clap::Parser;
 
@@ -25,7 +25,7 @@ enum Cmd {
         seed: u64,
     },
     /// Run the query mix against the database through the result cache.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Draw a run's timeline (S, cache, free memory, disk queue over time) as an SVG.
     Plot {
         /// The timeline CSV a run wrote, one or more (one panel each, labelled by file name).
@@ -52,7 +52,9 @@ struct RunArgs {
     /// Queries to answer.
     #[arg(long, default_value_t = 40_000)]
     queries: u64,
-    /// fixed:SIZE (fixed:0 is no cache), adaptive, psi[:SIZE] or halve[:SIZE].
+    /// fixed:SIZE (fixed:0 is no cache), adaptive, psi[:SIZE], halve[:SIZE] or senpai[:SIZE]
+    /// (psi, halve and senpai: a cache of SIZE, default 300M; senpai also steps the memory
+    /// group's limit on its memory stall).
     #[arg(long, value_name = "MODE")]
     cache: String,
     /// antsched memd's socket: adaptive mode's notifications, and S in the timeline. Without
@@ -90,6 +92,9 @@ struct RunArgs {
     /// measures a block device, and an `antsched mount`'s emulated disk is none.
     #[arg(long, value_name = "MS")]
     paging_disk_ms: Option<f64>,
+    /// senpai: seconds between the controller's steps (the memory simulator's Senpai: 6).
+    #[arg(long, value_name = "SECONDS", default_value_t = antsched_query_cache::senpai::INTERVAL_S)]
+    senpai_interval: f64,
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
     #[arg(long, value_name = "OUT.csv")]
@@ -110,6 +115,7 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Cmd::Run(a) => {
+            let a = *a;
             let mode = CacheMode::parse(&a.cache)?;
             let seconds = |what: &str, v: f64| -> anyhow::Result<f64> {
                 if v.is_finite() && v >= 0.0 {
@@ -149,6 +155,7 @@ fn main() -> anyhow::Result<()> {
                     }
                     ms => ms,
                 },
+                senpai: senpai::params(a.senpai_interval)?,
                 json: a.json,
                 timeline: a.timeline,
             };
@@ -169,6 +176,26 @@ fn main() -> anyhow::Result<()> {
                 r.reaction.mean_ms.map_or("-".into(), |v| format!("{v:.1}")),
                 r.reaction.max_ms.map_or("-".into(), |v| format!("{v:.1}")),
             );
+            if let Some(s) = &r.senpai {
+                println!(
+                    "senpai: limit from {:.0} MiB (usage at start) down to {:.0}, mean {:.0}, last {:.0}; {} steps down, {} up, {} held, {} refused; {} of {} intervals over the {:.2}% stall target ({:.0} ms stalled); limit {:.0} MiB restored: {}; {}",
+                    s.start_limit_mb,
+                    s.min_limit_mb,
+                    s.mean_limit_mb,
+                    s.final_limit_mb,
+                    s.lowered,
+                    s.raised,
+                    s.held,
+                    s.refused,
+                    s.over_target,
+                    s.intervals,
+                    s.target * 100.0,
+                    s.stall_ms,
+                    s.ceiling_mb,
+                    if s.restored { "yes" } else { "NO" },
+                    s.note
+                );
+            }
             Ok(())
         }
         Cmd::Plot { timeline, out } => plot::plot(&timeline, &out),

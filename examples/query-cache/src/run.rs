@@ -19,6 +19,7 @@ use serde::Serialize;
 
 use crate::cache::{trim, Released, ResultCache};
 use crate::mix::{types, Mix, QueryType, VERSIONS};
+use crate::senpai;
 use crate::sys::{self, Mmap};
 
 /// How the cache is sized.
@@ -35,11 +36,16 @@ pub enum CacheMode {
     /// MariaDB 11.8's: halve on pressure (the group's PSI `some` avg10 at 10%), at most once a
     /// minute, never grow back. The capacity is the configured size.
     Halve(u64),
+    /// A cache of the configured size in a group whose limit a Senpai-style controller steps
+    /// on the group's memory stall ([`crate::senpai`]). Without swap the lower limit can only
+    /// reclaim the database's file pages, never the anonymous cache.
+    Senpai(u64),
 }
 
 impl CacheMode {
-    /// `fixed:SIZE`, `adaptive`, `psi[:SIZE]`, `halve[:SIZE]` (SIZE as 100M, 1G; 300M for psi
-    /// and halve when left out, the configured cache of the anchors' runs in `antsched paper`).
+    /// `fixed:SIZE`, `adaptive`, `psi[:SIZE]`, `halve[:SIZE]`, `senpai[:SIZE]` (SIZE as 100M,
+    /// 1G; 300M for psi, halve and senpai when left out, the configured cache of the anchors'
+    /// runs in `antsched paper`).
     pub fn parse(text: &str) -> anyhow::Result<Self> {
         let (kind, given) = match text.split_once(':') {
             Some((k, s)) => (k, Some(s)),
@@ -60,7 +66,10 @@ impl CacheMode {
             "adaptive" if given.is_none() => CacheMode::Adaptive,
             "psi" => CacheMode::Psi(size(Some(300 << 20))?),
             "halve" => CacheMode::Halve(size(Some(300 << 20))?),
-            _ => bail!("--cache {text}: expected fixed:SIZE, adaptive, psi[:SIZE] or halve[:SIZE]"),
+            "senpai" => CacheMode::Senpai(size(Some(300 << 20))?),
+            _ => bail!(
+                "--cache {text}: expected fixed:SIZE, adaptive, psi[:SIZE], halve[:SIZE] or senpai[:SIZE]"
+            ),
         })
     }
 
@@ -71,6 +80,7 @@ impl CacheMode {
             CacheMode::Adaptive => "adaptive".into(),
             CacheMode::Psi(b) => format!("psi:{:.0}M", mb(*b)),
             CacheMode::Halve(b) => format!("halve:{:.0}M", mb(*b)),
+            CacheMode::Senpai(b) => format!("senpai:{:.0}M", mb(*b)),
         }
     }
 }
@@ -110,6 +120,8 @@ pub struct RunConfig {
     /// block device of /proc/diskstats, and the database lies on an `antsched mount`, which
     /// has none (its disk is emulated).
     pub paging_disk_ms: Option<f64>,
+    /// The Senpai-style controller's constants (senpai mode).
+    pub senpai: senpai::Params,
     pub json: Option<PathBuf>,
     pub timeline: Option<PathBuf>,
 }
@@ -159,6 +171,10 @@ pub struct RunReport {
     pub hog: Option<Hog>,
     /// How the hog ended: "killed at the end", or how it died before.
     pub hog_exit: Option<String>,
+    /// The group's mean usage over the run (the 100 ms samples), MiB.
+    pub mean_group_mb: Option<f64>,
+    /// What the Senpai-style controller did (senpai mode).
+    pub senpai: Option<senpai::Summary>,
 }
 
 /// A line of the timeline.
@@ -175,6 +191,11 @@ struct Row {
     queries: u64,
     reaction_ms: Option<f64>,
     released_mb: Option<f64>,
+    /// The group's limit and usage (samples and Senpai's steps).
+    limit_mb: Option<f64>,
+    group_mb: Option<f64>,
+    /// Senpai's steps: the group's stall over the interval, percent.
+    stall_pct: Option<f64>,
 }
 
 struct Shared {
@@ -215,11 +236,41 @@ impl Shared {
             queries: self.queries.load(Ordering::Relaxed),
             reaction_ms,
             released_mb: Some(released.bytes as f64 / 1048576.0),
+            limit_mb: None,
+            group_mb: None,
+            stall_pct: None,
         };
+        self.push(row);
+    }
+
+    fn push(&self, row: Row) {
         self.events
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(row);
+    }
+
+    /// A step of the Senpai-style controller: what it did (`event`), the limit after it
+    /// (`limit_mb`) and the stall over its interval (`stall_pct`).
+    fn senpai_step(&self, step: &senpai::Step) {
+        let (rss, anon) = sys::rss_mb();
+        let row = Row {
+            t: self.elapsed_s(),
+            event: step.event,
+            severity_s: None,
+            cache_mb: self.cache().bytes() as f64 / 1048576.0,
+            free_mb: None,
+            disk_queue: None,
+            rss_mb: rss,
+            anon_mb: anon,
+            queries: self.queries.load(Ordering::Relaxed),
+            reaction_ms: None,
+            released_mb: None,
+            limit_mb: Some(step.limit as f64 / 1048576.0),
+            group_mb: None,
+            stall_pct: Some(step.stall * 100.0),
+        };
+        self.push(row);
     }
 }
 
@@ -417,6 +468,7 @@ fn sample_loop(shared: &Shared, client: Option<&Client>, group: Option<&Path>) -
             .and_then(sys::group_free_bytes)
             .or(record.map(|r| r.free_bytes))
             .map(|b| b as f64 / 1048576.0);
+        let (limit, usage) = group.map_or((None, None), sys::group_limit_usage);
         rows.push(Row {
             t: shared.elapsed_s(),
             event: "sample",
@@ -429,6 +481,9 @@ fn sample_loop(shared: &Shared, client: Option<&Client>, group: Option<&Path>) -
             queries: shared.queries.load(Ordering::Relaxed),
             reaction_ms: None,
             released_mb: None,
+            limit_mb: limit.map(|b| b as f64 / 1048576.0),
+            group_mb: usage.map(|b| b as f64 / 1048576.0),
+            stall_pct: None,
         });
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -438,13 +493,13 @@ fn sample_loop(shared: &Shared, client: Option<&Client>, group: Option<&Path>) -
 fn write_timeline(path: &Path, rows: &[Row]) -> anyhow::Result<()> {
     use std::fmt::Write as _;
     let mut s = String::from(
-        "time_s,event,severity_s,cache_mb,free_mb,disk_queue,rss_mb,anon_mb,queries,reaction_ms,released_mb\n",
+        "time_s,event,severity_s,cache_mb,free_mb,disk_queue,rss_mb,anon_mb,queries,reaction_ms,released_mb,limit_mb,group_mb,stall_pct\n",
     );
     let o = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.3}"));
     for r in rows {
         let _ = writeln!(
             s,
-            "{:.3},{},{},{:.3},{},{},{:.3},{:.3},{},{},{}",
+            "{:.3},{},{},{:.3},{},{},{:.3},{:.3},{},{},{},{},{},{}",
             r.t,
             r.event,
             o(r.severity_s),
@@ -455,7 +510,10 @@ fn write_timeline(path: &Path, rows: &[Row]) -> anyhow::Result<()> {
             r.anon_mb,
             r.queries,
             o(r.reaction_ms),
-            o(r.released_mb)
+            o(r.released_mb),
+            o(r.limit_mb),
+            o(r.group_mb),
+            o(r.stall_pct)
         );
     }
     std::fs::write(path, s).with_context(|| format!("cannot write the timeline {}", path.display()))
@@ -543,6 +601,24 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
         }
         _ => None,
     };
+    let senpai_group = match cfg.mode {
+        CacheMode::Senpai(_) => {
+            let g = group_dir.context(
+                "senpai steps the memory group's limit: run under `antsched mem run` or pass --domain",
+            )?;
+            let group = senpai::group_of(g)?;
+            eprintln!(
+                "query-cache: senpai on {} every {:.1} s (stall target {:.2}%, step {:.0}%): {}",
+                g.display(),
+                cfg.senpai.interval.as_secs_f64(),
+                cfg.senpai.target * 100.0,
+                cfg.senpai.step * 100.0,
+                senpai::NO_SWAP_NOTE
+            );
+            Some(group)
+        }
+        _ => None,
+    };
     if cfg.mode == CacheMode::Adaptive && client.is_none() {
         eprintln!("query-cache: adaptive without --socket: no one tells the cache S, so it grows without bound");
     }
@@ -560,7 +636,7 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
             round_bytes: cfg.round_bytes,
             ..Default::default()
         },
-        CacheMode::Psi(b) | CacheMode::Halve(b) => CacheConfig {
+        CacheMode::Psi(b) | CacheMode::Halve(b) | CacheMode::Senpai(b) => CacheConfig {
             max_bytes: Some(b),
             adaptive: false,
             round_bytes: cfg.round_bytes,
@@ -603,6 +679,17 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
             )
         }
         _ => None,
+    };
+    let senpai_thread = match &senpai_group {
+        Some(g) => {
+            let (sh, g, params) = (shared.clone(), g.clone(), cfg.senpai);
+            Some(
+                std::thread::Builder::new()
+                    .name("senpai".into())
+                    .spawn(move || senpai::control(&g, &params, &sh.stop, |s| sh.senpai_step(s)))?,
+            )
+        }
+        None => None,
     };
     let sampler = {
         let (sh, c, g) = (
@@ -710,6 +797,13 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
             Err(_) => bail!("the cache's controller panicked"),
         }
     }
+    let senpai_summary = match senpai_thread {
+        Some(t) => match t.join() {
+            Ok(r) => Some(r.context("the Senpai-style controller failed")?),
+            Err(_) => bail!("the Senpai-style controller panicked"),
+        },
+        None => None,
+    };
     result?;
     drop(map);
     std::hint::black_box(checksum);
@@ -776,6 +870,11 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
         memd: client.is_some(),
         hog: cfg.hog.clone(),
         hog_exit,
+        mean_group_mb: {
+            let g: Vec<f64> = rows.iter().filter_map(|r| r.group_mb).collect();
+            (!g.is_empty()).then(|| g.iter().sum::<f64>() / g.len() as f64)
+        },
+        senpai: senpai_summary,
     };
     drop(cache);
     if let Some(path) = &cfg.json {

@@ -58,6 +58,18 @@ pub fn group_free_bytes(group: &Path) -> Option<u64> {
     Some(limit.saturating_sub(usage))
 }
 
+/// A v1 memory group's limit and usage, bytes.
+pub fn group_limit_usage(group: &Path) -> (Option<u64>, Option<u64>) {
+    let read = |f: &str| -> Option<u64> {
+        std::fs::read_to_string(group.join(f))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    (read("memory.limit_in_bytes"), read("memory.usage_in_bytes"))
+}
+
 /// A v1 memory group's peak usage.
 pub fn group_peak_bytes(group: &Path) -> Option<u64> {
     std::fs::read_to_string(group.join("memory.max_usage_in_bytes"))

@@ -41,6 +41,7 @@ fn a_tiny_database_runs_with_fixed_and_adaptive_caches() {
             warm: true,
             round_bytes: 4 << 20,
             paging_disk_ms: None,
+            senpai: Default::default(),
             json: Some(json.clone()),
             timeline: Some(timeline.clone()),
         };
@@ -98,10 +99,38 @@ fn bad_inputs_are_errors_that_name_them() {
         warm: false,
         round_bytes: 1 << 20,
         paging_disk_ms: None,
+        senpai: Default::default(),
         json: None,
         timeline: None,
     };
     let e = format!("{:#}", run(&cfg).err().unwrap());
     assert!(e.contains("missing.db"), "{e}");
+    // senpai: its size like psi's; a run outside a memory group is refused before anything
+    // runs, naming what it needs.
+    assert_eq!(
+        CacheMode::parse("senpai").unwrap(),
+        CacheMode::Senpai(300 << 20)
+    );
+    assert_eq!(
+        CacheMode::parse("senpai:100M").unwrap(),
+        CacheMode::Senpai(100 << 20)
+    );
+    let e = CacheMode::parse("senpai:lots").unwrap_err().to_string();
+    assert!(e.contains("senpai:lots"), "{e}");
+    let db = dir.parent().unwrap().join("tiny.db");
+    populate(&db, 1.0, 1).unwrap();
+    let not_a_group = dir.parent().unwrap().to_path_buf();
+    let cfg = RunConfig {
+        db,
+        mode: CacheMode::Senpai(1 << 20),
+        domain: Some(not_a_group),
+        ..cfg
+    };
+    let e = format!("{:#}", run(&cfg).err().unwrap());
+    assert!(
+        e.contains("senpai") && e.contains("antsched mem run"),
+        "{e}"
+    );
+    assert!(antsched_query_cache::senpai::params(0.01).is_err());
     let _ = std::fs::remove_dir_all(dir.parent().unwrap());
 }
