@@ -4,6 +4,7 @@
 #
 #   nice-group.sh ANTSCHED SOCKET OUT ZIPF_CACHE STREAM_FILE STREAM_MB_S NICE [zipf-cache run ARGS]...
 #
+# 0. Sets the group's memory.swappiness to 0 (no swap for its anonymous memory).
 # 1. Starts the stream (`zipf-cache stream`: STREAM_FILE through the group's page cache at
 #    STREAM_MB_S, in a loop): the pages the kernel reclaims when the caches grow, which give
 #    memd a candidate age (anonymous memory cannot be reclaimed without swap).
@@ -26,6 +27,12 @@ trap 'stop; exit 130' INT
 trap 'stop; exit 143' TERM
 trap stop EXIT
 
+# No anonymous memory of this group goes to swap, even while another experiment has a swap
+# area on (the machine has none of its own; bench/mem/jvm.sh turns one on for its runs): the
+# experiment is about caches that cannot be paged, with the stream's page cache as the only
+# memory the kernel can reclaim here.
+domain="/sys/fs/cgroup/memory$(awk -F: '$2 == "memory" { print $3 }' /proc/self/cgroup)"
+echo 0 > "$domain/memory.swappiness"
 rm -f "$OUT.go"
 "$ZC" stream --file "$STREAM" --mb-s "$RATE" 2> "$OUT.stream.err" &
 pids+=("$!")

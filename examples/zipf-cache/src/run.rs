@@ -282,8 +282,18 @@ fn adaptive_loop(
     Ok((notifications, rounds, released))
 }
 
-fn sample_loop(shared: &Shared, client: Option<&Client>) -> Vec<Sample> {
+/// Every 100 ms a sample; each also goes to the timeline at once (flushed every second), so
+/// that a run the OOM killer ends leaves its timeline up to then.
+fn sample_loop(
+    shared: &Shared,
+    client: Option<&Client>,
+    mut timeline: Option<std::io::BufWriter<std::fs::File>>,
+) -> Vec<Sample> {
+    use std::io::Write as _;
     let mut rows = Vec::new();
+    if let Some(t) = &mut timeline {
+        let _ = t.write_all(TIMELINE_HEADER.as_bytes());
+    }
     while !shared.stop.load(Ordering::Relaxed) {
         let (cache_mb, entries) = {
             let c = shared.cache();
@@ -298,6 +308,12 @@ fn sample_loop(shared: &Shared, client: Option<&Client>) -> Vec<Sample> {
             queries: shared.queries.load(Ordering::Relaxed),
             hits: shared.hits.load(Ordering::Relaxed),
         });
+        if let Some(t) = &mut timeline {
+            let _ = t.write_all(timeline_row(rows.last().expect("just pushed")).as_bytes());
+            if rows.len() % 10 == 0 {
+                let _ = t.flush();
+            }
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
     rows
@@ -329,21 +345,25 @@ fn window(rows: &[Sample], a: f64, b: f64) -> Window {
     }
 }
 
+const TIMELINE_HEADER: &str = "time_s,severity_s,cache_mb,entries,rss_mb,queries,hits\n";
+
+fn timeline_row(r: &Sample) -> String {
+    format!(
+        "{:.3},{},{:.3},{},{:.3},{},{}\n",
+        r.t,
+        r.severity_s.map_or(String::new(), |v| format!("{v:.4}")),
+        r.cache_mb,
+        r.entries,
+        r.rss_mb,
+        r.queries,
+        r.hits
+    )
+}
+
 fn write_timeline(path: &Path, rows: &[Sample]) -> anyhow::Result<()> {
-    use std::fmt::Write as _;
-    let mut s = String::from("time_s,severity_s,cache_mb,entries,rss_mb,queries,hits\n");
+    let mut s = String::from(TIMELINE_HEADER);
     for r in rows {
-        let _ = writeln!(
-            s,
-            "{:.3},{},{:.3},{},{:.3},{},{}",
-            r.t,
-            r.severity_s.map_or(String::new(), |v| format!("{v:.4}")),
-            r.cache_mb,
-            r.entries,
-            r.rss_mb,
-            r.queries,
-            r.hits
-        );
+        s.push_str(&timeline_row(r));
     }
     std::fs::write(path, s).with_context(|| format!("cannot write the timeline {}", path.display()))
 }
@@ -486,11 +506,18 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<Report> {
         }
         _ => None,
     };
+    let timeline = match &cfg.timeline {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p)
+                .with_context(|| format!("cannot write the timeline {}", p.display()))?,
+        )),
+        None => None,
+    };
     let sampler = {
         let (sh, c) = (shared.clone(), client.clone());
         std::thread::Builder::new()
             .name("sampler".into())
-            .spawn(move || sample_loop(&sh, c.as_deref()))?
+            .spawn(move || sample_loop(&sh, c.as_deref(), timeline))?
     };
 
     let zipf = Zipf::new(cfg.keys, cfg.alpha);
@@ -503,6 +530,11 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<Report> {
     let mut checksum = 0u64;
     let start = shared.start;
     while start.elapsed() < cfg.duration {
+        // A controller that stopped (memd dropped us) would let the cache grow without
+        // bound: stop serving and report why.
+        if queries % 1024 == 0 && controller.as_ref().is_some_and(|c| c.is_finished()) {
+            break;
+        }
         let key = zipf.sample(&mut rng) as u32;
         let n = &mut asks[key as usize];
         let before = *n;
@@ -558,6 +590,9 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<Report> {
         },
         None => (0, 0, 0),
     };
+    if duration_s + 0.5 < cfg.duration.as_secs_f64() {
+        bail!("the cache's controller stopped before the run's end");
+    }
     // The final counts, so that the last window ends where the run did.
     let (cache_mb, entries) = {
         let c = shared.cache();
