@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every experiment of issue 15 (the thesis's chapter 6 as real programs), one after another:
-# the query cache (about 11 minutes), the allocator (about a minute) and the JVM (about 8
-# minutes). Each script installs what it needs, cleans up after itself on success, failure
+# the query cache (about 11 minutes), the allocator (about a minute), the JVM (about 8
+# minutes) and memory nice (about 10 minutes). Each script installs what it needs, cleans up after itself on success, failure
 # and Ctrl-C, prints its table and writes its JSON to $ANTSCHED_BENCH_DIR. This one goes on
 # past a failing script, so that one experiment's trouble does not hide the others', and
 # exits non-zero if any failed. Ctrl-C stops the one running (it cleans up) and then all.
@@ -11,7 +11,7 @@ set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 failed=()
 trap 'echo "bench/mem/all.sh: interrupted" >&2; exit 130' INT TERM
-for script in query-cache malloc jvm; do
+for script in query-cache malloc jvm nice; do
   echo "== bench/mem/$script.sh"
   if ! "$here/$script.sh"; then
     failed+=("$script")
@@ -21,4 +21,4 @@ if [ ${#failed[@]} -gt 0 ]; then
   echo "bench/mem/all.sh: failed: ${failed[*]}" >&2
   exit 1
 fi
-echo "bench/mem/all.sh: all three ran; figures in ${ANTSCHED_BENCH_DIR:-/tmp/antsched-bench}"
+echo "bench/mem/all.sh: all four ran; figures in ${ANTSCHED_BENCH_DIR:-/tmp/antsched-bench}"
