@@ -32,9 +32,11 @@
 # Outputs in $ANTSCHED_BENCH_DIR/nice/ (default /tmp/antsched-bench/nice/): nice.json (every
 # run's measurements and the model's figures), each program's JSON and timeline CSV. Cleans up
 # (the group, memd, the temporary directory) on success, failure and Ctrl-C, by PID.
+DURATION=${1:-180}
+[[ "$DURATION" =~ ^[0-9]+([.][0-9]+)?$ ]] && [ "${DURATION%%.*}" -ge 10 ] ||
+  { echo "nice: DURATION $DURATION: a number of seconds, at least 10" >&2; exit 2; }
 source "$(dirname "$0")/lib.sh"
 
-DURATION=${1:-180}
 ALPHA=0.8
 KEYS=1000000
 MISS_MS=0.2
