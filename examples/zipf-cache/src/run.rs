@@ -473,6 +473,21 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<Report> {
     // Address space for every key's value (no memory until written), at most 64 GiB.
     let capacity = cfg.keys.min(16 << 20) as u32;
     let cache = Cache::new(config, capacity)?;
+    // Both outputs are opened before the run, so that a path that cannot be written is an
+    // error now rather than after it.
+    let timeline = match &cfg.timeline {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p)
+                .with_context(|| format!("cannot write the timeline {}", p.display()))?,
+        )),
+        None => None,
+    };
+    let json = match &cfg.json {
+        Some(p) => Some(
+            std::fs::File::create(p).with_context(|| format!("cannot write {}", p.display()))?,
+        ),
+        None => None,
+    };
     if let Some(f) = &cfg.wait_file {
         eprintln!(
             "zipf-cache: pid {} waiting for {}",
@@ -505,13 +520,6 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<Report> {
             )
         }
         _ => None,
-    };
-    let timeline = match &cfg.timeline {
-        Some(p) => Some(std::io::BufWriter::new(
-            std::fs::File::create(p)
-                .with_context(|| format!("cannot write the timeline {}", p.display()))?,
-        )),
-        None => None,
     };
     let sampler = {
         let (sh, c) = (shared.clone(), client.clone());
@@ -647,9 +655,10 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<Report> {
         paging_disk_ms: cfg.paging_disk_ms,
         seed: cfg.seed,
     };
-    if let Some(path) = &cfg.json {
+    if let (Some(mut file), Some(path)) = (json, &cfg.json) {
+        use std::io::Write as _;
         let text = serde_json::to_string_pretty(&report)?;
-        std::fs::write(path, text + "\n")
+        file.write_all((text + "\n").as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(report)

@@ -148,6 +148,19 @@ fn bad_input_is_an_error_that_names_it() {
         !out.status.success() && err.contains("cannot subscribe to memd's machine domain"),
         "{err}"
     );
+    // An output that cannot be written is refused before the run, not after it.
+    let t = std::time::Instant::now();
+    let out = bin()
+        .args(["run", "--duration", "30", "--json"])
+        .arg(dir.0.join("missing/r.json"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("missing/r.json"),
+        "{err}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(10));
     for (args, says) in [
         (vec!["--mb-s", "0"], "--mb-s 0"),
         (vec!["--mb-s", "1"], "cannot open the stream file"),
