@@ -37,6 +37,27 @@ pub struct Args {
     /// write a limit and enforces nothing unless given one.
     #[arg(long, value_name = "PATH")]
     state: Option<PathBuf>,
+    /// S_max, the severity of no pressure (a duration with a unit; at least S_min, 5s). The
+    /// thesis's hour by default; a bench scales it down with its costs (bench/mem/nice.sh).
+    #[arg(long, value_name = "DURATION", default_value = "3600s")]
+    s_max: String,
+}
+
+/// `--s-max`: a duration of at least S_min, as `SeverityConfig::validate` has it.
+fn parse_s_max(text: &str) -> anyhow::Result<antsched_mem::SeverityConfig> {
+    let ns = antsched_core::spec::parse_duration(text)
+        .map_err(|e| anyhow::anyhow!("--s-max {text:?}: {e}"))?;
+    let severity = antsched_mem::SeverityConfig {
+        s_max: ns as f64 / 1e9,
+        ..Default::default()
+    };
+    if severity.validate().is_err() {
+        anyhow::bail!(
+            "--s-max {text:?}: S_max must be at least S_min, {} s",
+            severity.s_min
+        );
+    }
+    Ok(severity)
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -44,6 +65,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("--interval {:?}: {e}", a.interval))?;
     if ns == 0 {
         anyhow::bail!("--interval 0: the interval must be above zero");
+    }
+    let severity = parse_s_max(&a.s_max)?;
+    if severity.s_max != antsched_mem::SeverityConfig::default().s_max {
+        eprintln!("antsched memd: S_max {} s", severity.s_max);
     }
     let defaults = [
         antsched_memd::DEFAULT_SOCKET,
@@ -100,6 +125,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         interval: Duration::from_nanos(ns),
         pressure_socket: a.pressure_socket.clone(),
         state_file: state,
+        severity,
         ..Config::new(&a.socket)
     };
     let mut daemon = Daemon::bind(config, Box::new(source))?;

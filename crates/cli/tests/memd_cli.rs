@@ -166,6 +166,56 @@ fn bad_input_is_a_clear_error() {
     );
 }
 
+/// `--s-max` scales S_max: no domain's S nor candidate age passes it (the machine's S is
+/// S_max itself when free memory is above tau); a value below S_min or without a unit is an
+/// error that names the flag.
+#[test]
+fn s_max_is_scaled_and_checked() {
+    let dir = scratch("smax");
+    let _cleanup = Cleanup(dir.clone());
+    for (value, says) in [
+        ("1s", "--s-max \"1s\": S_max must be at least S_min, 5 s"),
+        ("0", "--s-max \"0\": S_max must be at least S_min, 5 s"),
+        ("60", "--s-max \"60\": \"60\" has no unit"),
+        ("soon", "--s-max \"soon\""),
+    ] {
+        let out = bin()
+            .args(["memd", "--s-max", value, "--socket"])
+            .arg(dir.join("memd.sock"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(says),
+            "{value}: {err}"
+        );
+        assert!(!dir.join("memd.sock").exists());
+    }
+    let sock = dir.join("memd.sock");
+    let _d = start_memd(
+        &sock,
+        "100ms",
+        &["--s-max".as_ref(), "60s".as_ref()],
+        Stdio::null(),
+        &[],
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let out = bin()
+        .args(["mem", "status", "--json", "--socket"])
+        .arg(&sock)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let all: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = &all[0];
+    let s = v["severity_s"].as_f64().unwrap();
+    let age = v["candidate_age_s"].as_f64().unwrap();
+    assert!((5.0..=60.0).contains(&s) && age <= 60.0, "{v}");
+    if v["tier"] == "plenty" {
+        assert_eq!(s, 60.0, "{v}");
+    }
+}
+
 /// Starts `antsched memd` on `sock` with a tick of `interval`, its log discarded.
 fn memd(sock: &std::path::Path, interval: &str) -> Daemon {
     start_memd(sock, interval, &[], Stdio::null(), &[])

@@ -23,6 +23,39 @@ use serde::{Deserialize, Serialize};
 
 use crate::cost::{ChunkCost, PagingCost};
 
+/// The probability that a result is used again while keeping it is worth it, priced by how
+/// often it was asked: the thesis's database noted each buffer's "frequency of access to guess
+/// the probability of future accesses" (section 6.2.3). Without it Eq. 4.3 ranks results by
+/// recency alone, and a rarely asked result that happens to be recent outlives a popular one
+/// that happens to be idle: LRU, where section 4.5's equilibrium assumes the frequency order
+/// (T ≈ 1/F(M)).
+///
+/// p = 1 - exp(-rate * horizon), where rate = `asks_before` / `life_s` (the asks of this
+/// result before the one that brought it in, over the asker's life so far, at least 1 s) and
+/// horizon = `regen_cost_s` / `paging_per_s`: the idle time after which a result of this
+/// regeneration cost is cheaper to drop than to page, at the paging cost per second of
+/// holding it (Eq. 4.2) at the severity last told (Eq. 4.3 with p = 1 against Eq. 4.2). The
+/// ask that brought the result in is certain to have happened and is not counted: counting it
+/// would price every rarely asked result as if it were asked once a life, which favours the
+/// cache that keeps the rarer results (the one niced less) and bends the weighted
+/// equilibrium. Before any notification (`paging_per_s` None) there is no horizon, and p is 1.
+///
+/// The simulator's caches (`sim`) and the real programs (`examples/zipf-cache`) both price
+/// their entries with this one rule.
+pub fn reuse_by_frequency(
+    asks_before: u64,
+    life_s: f64,
+    regen_cost_s: f64,
+    paging_per_s: Option<f64>,
+) -> f64 {
+    let Some(paging) = paging_per_s else {
+        return 1.0;
+    };
+    let horizon = regen_cost_s / paging.max(f64::MIN_POSITIVE);
+    let rate = asks_before as f64 / life_s.max(1.0);
+    -(-rate * horizon).exp_m1()
+}
+
 /// Which entry goes first when the cache must shrink (section 6.2.6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -592,6 +625,26 @@ mod tests {
             regen_cost_s: regen,
             reuse_p: 1.0,
         }
+    }
+
+    /// The frequency pricing: p is 1 before any notification, 0 for a result never asked
+    /// before, and 1 - exp(-rate * horizon) otherwise, rising with the asks and with the
+    /// regeneration cost, falling as paging gets dearer (a smaller S).
+    #[test]
+    fn reuse_by_frequency_prices_by_asks_horizon_and_paging() {
+        assert_eq!(reuse_by_frequency(7, 100.0, 0.005, None), 1.0);
+        assert_eq!(reuse_by_frequency(0, 100.0, 0.005, Some(1e-4)), 0.0);
+        // 10 asks in 100 s, horizon 0.005 / 1e-4 = 50 s: 1 - e^-5.
+        let p = reuse_by_frequency(10, 100.0, 0.005, Some(1e-4));
+        assert!((p - (1.0 - (-5.0f64).exp())).abs() < 1e-12, "{p}");
+        assert!(reuse_by_frequency(20, 100.0, 0.005, Some(1e-4)) > p);
+        assert!(reuse_by_frequency(10, 100.0, 0.010, Some(1e-4)) > p);
+        assert!(reuse_by_frequency(10, 100.0, 0.005, Some(1e-3)) < p);
+        // A life under a second counts as one.
+        assert_eq!(
+            reuse_by_frequency(1, 0.001, 0.005, Some(1e-2)),
+            reuse_by_frequency(1, 1.0, 0.005, Some(1e-2))
+        );
     }
 
     /// Section 6.2.3: a round releases what is cheaper than paging, cheapest first, keeps what

@@ -562,6 +562,11 @@ impl ObservationSource for CgroupSource {
                 let limit = self.number("memory.limit_in_bytes")?;
                 let usage = self.number("memory.usage_in_bytes")?;
                 let failcnt = self.number("memory.failcnt")?;
+                // A v1 group whose memory.swappiness is 0 has none of its anonymous memory
+                // swapped by its own reclaim, whatever swap the machine has: its anonymous
+                // pages are not reclaimable, and counting them would make its candidate age
+                // that of the whole group (a group without the file is taken as swapping).
+                let swap = swap && self.number("memory.swappiness").map_or(true, |v| v != 0);
                 let stat =
                     kernel::parse_memcg_v1_stat(&self.files.read(&self.dir.join("memory.stat"))?)?;
                 (limit, usage, self.lru.observe(&stat, failcnt, swap)?)
@@ -701,6 +706,72 @@ mod tests {
         );
         let _ = std::fs::remove_dir_all(proc_dir.parent().unwrap());
         let _ = std::fs::remove_dir_all(first);
+    }
+
+    /// A v1 group counts its anonymous pages in its LRU only where the machine has swap and
+    /// the group's `memory.swappiness` is not 0 (with 0 its reclaim never swaps them).
+    #[test]
+    fn a_v1_group_with_swappiness_0_counts_no_anonymous_pages() {
+        let mib = 1u64 << 20;
+        let (proc_dir, group) = v2_group("v1swap", "max", 0);
+        for f in ["memory.max", "memory.current", "memory.stat"] {
+            std::fs::remove_file(group.join(f)).unwrap();
+        }
+        let meminfo = std::fs::read_to_string(proc_dir.join("meminfo"))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                if l.starts_with("SwapTotal:") {
+                    "SwapTotal:        524284 kB".to_string()
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        std::fs::write(proc_dir.join("meminfo"), meminfo + "\n").unwrap();
+        let stat =
+            std::fs::read_to_string(format!("{FIXTURES}/linux-6.18/memcg-v1-memory.stat")).unwrap();
+        let anon_pages = ["total_inactive_anon ", "total_active_anon "]
+            .iter()
+            .map(|k| {
+                stat.lines()
+                    .find_map(|l| l.strip_prefix(k))
+                    .unwrap()
+                    .trim()
+                    .parse::<u64>()
+                    .unwrap()
+                    / 4096
+            })
+            .sum::<u64>();
+        assert!(anon_pages > 0, "the fixture has anonymous pages");
+        std::fs::write(group.join("memory.stat"), &stat).unwrap();
+        std::fs::write(
+            group.join("memory.limit_in_bytes"),
+            format!("{}\n", 256 * mib),
+        )
+        .unwrap();
+        std::fs::write(
+            group.join("memory.usage_in_bytes"),
+            format!("{}\n", 200 * mib),
+        )
+        .unwrap();
+        std::fs::write(group.join("memory.failcnt"), "0\n").unwrap();
+        let lru_pages = |swappiness: &str| {
+            std::fs::write(group.join("memory.swappiness"), swappiness).unwrap();
+            let mut s = CgroupSource::new(&group, &proc_dir, "loop0", None).unwrap();
+            assert_eq!(s.version(), Version::V1);
+            s.observe(1).unwrap();
+            let text = s.describe();
+            text.split("LRU ")
+                .nth(1)
+                .and_then(|t| t.split(' ').next())
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or_else(|| panic!("no LRU in {text:?}"))
+        };
+        let (swapping, not) = (lru_pages("60\n"), lru_pages("0\n"));
+        assert_eq!(swapping, not + anon_pages, "{swapping} {not}");
+        let _ = std::fs::remove_dir_all(proc_dir.parent().unwrap());
     }
 
     /// Where the kernel has MGLRU, a domain's candidate age is the age of its oldest

@@ -11,7 +11,7 @@ use super::scenario::{
     CacheSpec, HeapSpec, HogSpec, MallocSpec, ProcessKind, ProcessSpec, ZipfSpec,
 };
 use super::workload::{log_uniform, rng_for, Zipf};
-use crate::cache::{AdaptiveCache, CacheConfig, EntryCost, ReleaseOrder};
+use crate::cache::{reuse_by_frequency, AdaptiveCache, CacheConfig, EntryCost, ReleaseOrder};
 use crate::cost::PagingCost;
 use crate::nice::MemNice;
 use crate::notify::{Notification, Notifier};
@@ -108,24 +108,13 @@ pub struct CacheState {
 
 impl CacheState {
     /// The probability that query `q`'s result is used again while keeping it is worth it:
-    /// the thesis's database noted each buffer's "frequency of access to guess the
-    /// probability of future accesses" (section 6.2.3). Without it Eq. 4.3 ranks results by
-    /// recency alone, and a rarely asked result that happens to be recent outlives a
-    /// popular one that happens to be idle: LRU, where section 4.5's equilibrium assumes
-    /// the frequency order (T ≈ 1/F(M)). The horizon is the idle time after which a result
-    /// of this regeneration cost is cheaper to drop than paging at the last S (Eq. 4.3 with
-    /// p = 1 against Eq. 4.2); the frequency is the query's asks before this one over the
-    /// process's life. The ask that brought the result in is certain to have happened:
-    /// counting it would price every rarely asked result as if it were asked once a life,
-    /// which favours the cache that keeps the rarer results (the one niced less) and bends
-    /// the weighted equilibrium. Before any notification there is no horizon, and p is 1.
+    /// `cache::reuse_by_frequency` (the one rule the real programs use too) on the query's
+    /// asks before this one, its regeneration cost and the paging cost at the last S told.
     fn reuse_p(&self, q: u32, regen_s: f64, life_s: f64) -> f64 {
         let (Some(paging), Some(&uses)) = (self.paging_per_s, self.uses.get(q as usize)) else {
             return 1.0;
         };
-        let horizon = regen_s / paging.max(f64::MIN_POSITIVE);
-        let rate = uses.saturating_sub(1) as f64 / life_s.max(1.0);
-        -(-rate * horizon).exp_m1()
+        reuse_by_frequency(uses.saturating_sub(1) as u64, life_s, regen_s, Some(paging))
     }
 }
 
