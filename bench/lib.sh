@@ -24,12 +24,13 @@ fi
 MOUNT_PID=""
 MOUNT_DIR=""
 
-# mount_with BACKING MOUNTPOINT SCHEDULER [antsched mount options...]
-mount_with() {
-  local backing=$1 mnt=$2 sched=$3; shift 3
+# start_mount TAG BACKING MOUNTPOINT [antsched mount options...]: mounts in the background
+# (its output in $WORK/mount-TAG.{out,err}) and waits until the mount is up.
+start_mount() {
+  local tag=$1 backing=$2 mnt=$3; shift 3
   mkdir -p "$mnt"
-  "$ANTSCHED" mount "$backing" "$mnt" --scheduler "$sched" "$@" \
-    >"$WORK/mount-$sched.out" 2>"$WORK/mount-$sched.err" &
+  "$ANTSCHED" mount "$backing" "$mnt" "$@" \
+    >"$WORK/mount-$tag.out" 2>"$WORK/mount-$tag.err" &
   MOUNT_PID=$!
   MOUNT_DIR=$mnt
   for _ in $(seq 400); do
@@ -37,9 +38,15 @@ mount_with() {
     if ! kill -0 "$MOUNT_PID" 2>/dev/null; then break; fi
     sleep 0.05
   done
-  cat "$WORK/mount-$sched.err" >&2
+  cat "$WORK/mount-$tag.err" >&2
   echo "bench: the mount did not come up" >&2
   exit 1
+}
+
+# mount_with BACKING MOUNTPOINT SCHEDULER [antsched mount options...]
+mount_with() {
+  local backing=$1 mnt=$2 sched=$3; shift 3
+  start_mount "$sched" "$backing" "$mnt" --scheduler "$sched" "$@"
 }
 
 # mount_default BACKING MOUNTPOINT [antsched mount options...]: as mount_with, but without
@@ -47,19 +54,7 @@ mount_with() {
 # says which). Its output goes to $WORK/mount-default.{out,err}.
 mount_default() {
   local backing=$1 mnt=$2; shift 2
-  mkdir -p "$mnt"
-  "$ANTSCHED" mount "$backing" "$mnt" "$@" \
-    >"$WORK/mount-default.out" 2>"$WORK/mount-default.err" &
-  MOUNT_PID=$!
-  MOUNT_DIR=$mnt
-  for _ in $(seq 400); do
-    if mountpoint -q "$mnt"; then return 0; fi
-    if ! kill -0 "$MOUNT_PID" 2>/dev/null; then break; fi
-    sleep 0.05
-  done
-  cat "$WORK/mount-default.err" >&2
-  echo "bench: the mount did not come up" >&2
-  exit 1
+  start_mount default "$backing" "$mnt" "$@"
 }
 
 # Copies the live statistics to FILE, then unmounts (SIGTERM) and waits.

@@ -72,6 +72,18 @@ pub fn connect(path: impl AsRef<Path>) -> Result<Client, ClientError> {
     subscribe(path.as_ref(), HELLO.to_string())
 }
 
+/// Like [`connect_domain`], for the memory cgroup at `group`: the daemon names a group's domain
+/// by its canonical path, so a program that found its own group (`/proc/self/cgroup`, or a
+/// path it was given) subscribes to it without resolving links itself.
+pub fn connect_group(path: impl AsRef<Path>, group: &Path) -> Result<Client, ClientError> {
+    let name = group
+        .canonicalize()
+        .unwrap_or_else(|_| group.to_path_buf())
+        .display()
+        .to_string();
+    connect_domain(path, &name)
+}
+
 /// Like [`connect`], for the domain named `domain`: `machine`, or the path of a memory cgroup
 /// the daemon governs (as [`list_domains`] names it).
 pub fn connect_domain(path: impl AsRef<Path>, domain: &str) -> Result<Client, ClientError> {

@@ -99,8 +99,8 @@ pub mod state;
 
 pub use cgroup::{parse_size, pressure_twin, CgroupError, RunGroup, RUN_PARENT, UNIFIED_ROOT};
 pub use client::{
-    connect, connect_domain, domain_nices, govern, list_domains, register_sigmem, set_nice, Client,
-    ClientError,
+    connect, connect_domain, connect_group, domain_nices, govern, list_domains, register_sigmem,
+    set_nice, Client, ClientError,
 };
 pub use daemon::{Config, Daemon, Error, Governor, Stopper, DEFAULT_PSI_TRIGGER, MACHINE};
 pub use enforce::NiceTarget;

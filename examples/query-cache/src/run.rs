@@ -573,15 +573,11 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
                     group.as_deref().map_or("(none)".into(), |g| g.display().to_string())
                 )
                 })?;
-            let name = g
-                .canonicalize()
-                .unwrap_or_else(|_| g.to_path_buf())
-                .display()
-                .to_string();
             Some(Arc::new(
-                antsched_memd::connect_domain(socket, &name).with_context(|| {
+                antsched_memd::connect_group(socket, g).with_context(|| {
                     format!(
-                        "cannot subscribe to memd's domain {name} at {}",
+                        "cannot subscribe to memd's domain {} at {}",
+                        g.display(),
                         socket.display()
                     )
                 })?,
