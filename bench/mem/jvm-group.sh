@@ -23,14 +23,7 @@ BRIDGE="$ROOT/target/release/jvm-bridge"
 ANTSCHED="${ANTSCHED:-$ROOT/target/release/antsched}"
 domain="/sys/fs/cgroup/memory$(awk -F: '$2 == "memory" { print $3 }' /proc/self/cgroup)"
 
-pids=()
-stop() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-}
-trap 'stop; exit 130' INT
-trap 'stop; exit 143' TERM
-trap stop EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/group-lib.sh"
 
 if [ "$HOG_MB" -gt 0 ]; then
   "$HOG" "$HOG_MB" > "$OUT.hog" &

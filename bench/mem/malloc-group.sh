@@ -21,14 +21,7 @@ shift 5
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 domain="/sys/fs/cgroup/memory$(awk -F: '$2 == "memory" { print $3 }' /proc/self/cgroup)"
 
-pids=()
-stop() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-}
-trap 'stop; exit 130' INT
-trap 'stop; exit 143' TERM
-trap stop EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/group-lib.sh"
 
 env ANTSCHED_MEMD_SOCKET="$SOCK" ANTSCHED_MEMD_DOMAIN="$domain" ANTSCHED_MEM_PRELOAD_LOG=1 "$@" \
   "$FRAGMENT" 200 "$IDLE" > "$OUT.frag" 2> "$OUT.log" &

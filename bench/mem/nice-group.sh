@@ -18,14 +18,7 @@ set -euo pipefail
 ANTSCHED=$1 SOCK=$2 OUT=$3 ZC=$4 STREAM=$5 RATE=$6 NICE=$7
 shift 7
 
-pids=()
-stop() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-}
-trap 'stop; exit 130' INT
-trap 'stop; exit 143' TERM
-trap stop EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/group-lib.sh"
 
 # No anonymous memory of this group goes to swap, even while another experiment has a swap
 # area on (the machine has none of its own; bench/mem/jvm.sh turns one on for its runs): the
