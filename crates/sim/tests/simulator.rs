@@ -145,10 +145,12 @@ fn single_reader_mb_s() -> f64 {
     .throughput_mb_s
 }
 
+/// Section 4.1: "four times" for two sequential mmap readers; the window is the paper's
+/// figure give or take a quarter (the paper gives one number, read off its Figure 4).
 #[test]
-fn sequential_mmap_readers_gain_at_least_3_5x_and_reach_90_percent_of_one_reader() {
+fn sequential_mmap_readers_gain_about_four_times_and_reach_90_percent_of_one_reader() {
     let g = gain("fig4-access-patterns", "seq/mmap", None);
-    assert!(g >= 3.5, "gain {g}");
+    assert!((3.0..=5.0).contains(&g), "gain {g}, the paper's about 4");
     let anticipated = mb_s(
         "fig4-access-patterns",
         "seq/mmap",
@@ -162,15 +164,22 @@ fn sequential_mmap_readers_gain_at_least_3_5x_and_reach_90_percent_of_one_reader
     );
 }
 
+/// Section 4.1: alternate blocks about double ("half the disk bandwidth" against 5 MB/s),
+/// random blocks +28% (read) and +30% (mmap). The windows are the paper's figures: 1.8 to
+/// 2.5 for a doubling that the paper gives as a fraction of the bandwidth, and +18% to +40%
+/// around its +28 to +30%.
 #[test]
-fn alternate_blocks_gain_at_least_1_8x_random_between_15_and_50_percent() {
+fn alternate_blocks_gain_about_2x_random_near_the_papers_28_to_30_percent() {
     for v in ["alter/read", "alter/mmap"] {
         let g = gain("fig4-access-patterns", v, None);
-        assert!(g >= 1.8, "{v}: {g}");
+        assert!((1.8..=2.5).contains(&g), "{v}: {g}");
     }
     for v in ["random/read", "random/mmap"] {
         let g = gain("fig4-access-patterns", v, None);
-        assert!((1.15..=1.50).contains(&g), "{v}: {g}");
+        assert!(
+            (1.18..=1.40).contains(&g),
+            "{v}: {g}, the paper's +28 to +30%"
+        );
     }
 }
 
