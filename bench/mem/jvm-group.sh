@@ -4,9 +4,9 @@
 #
 #   jvm-group.sh SOCKET OUT HOG MB|0 ADAPT 0|1 TIMEOUT_S [HOG_NICE] -- JAVA [ARGS...]
 #
-# Starts HOG (bench/mem/hog.c) with MB megabytes 3 s before the JVM when MB > 0, and when
-# HOG_NICE is given sets the hog's memory nice right after it starts (`antsched mem nice -n
-# HOG_NICE PID --socket SOCKET`, the answer in OUT.nice; a refusal fails the run); runs the JVM
+# Starts HOG (bench/mem/hog.c) with MB megabytes 3 s before the JVM when MB > 0; when
+# HOG_NICE is given, in a group of its own inside this one, niced (`antsched mem run --nice
+# HOG_NICE`, nested; memd's answer in OUT.nice; a refusal fails the run); runs the JVM
 # command under `timeout TIMEOUT_S` (its stdout in OUT.java), with, when ADAPT is 1,
 # examples/jvm-bridge subscribed to this group piped into its stdin; samples the JVM's VmRSS
 # and VmSwap every 0.5 s (OUT.rss). Writes the JVM's exit status to OUT.status (124: the time
@@ -26,11 +26,23 @@ domain="/sys/fs/cgroup/memory$(awk -F: '$2 == "memory" { print $3 }' /proc/self/
 source "$(dirname "${BASH_SOURCE[0]}")/group-lib.sh"
 
 if [ "$HOG_MB" -gt 0 ]; then
-  "$HOG" "$HOG_MB" > "$OUT.hog" &
-  pids+=("$!")
   if [ -n "$HOG_NICE" ]; then
+    # The hog in a group of its own inside this one (a nested `mem run`, niced), so that
+    # memd can enforce its weight: v1 reclaims a group as a whole, and a nice on a process
+    # that shares its group with the JVM is not enforced (docs/memd.md, "Whose nice").
+    "$ANTSCHED" mem run --nice "$HOG_NICE" --socket "$SOCK" -- "$HOG" "$HOG_MB" \
+      > "$OUT.hog" 2> "$OUT.nice.err" &
+    pids+=("$!")
     echo "$(date +%s.%N) hog $! nice $HOG_NICE" > "$OUT.nice"
-    "$ANTSCHED" mem nice -n "$HOG_NICE" "$!" --socket "$SOCK" >> "$OUT.nice" 2>&1
+    for _ in $(seq 100); do
+      grep -q 'memd set nice' "$OUT.nice.err" 2>/dev/null && break
+      sleep 0.02
+    done
+    grep 'memd set nice' "$OUT.nice.err" >> "$OUT.nice" ||
+      { echo "jvm-group: the hog's group was not niced: $(cat "$OUT.nice.err")" >&2; exit 1; }
+  else
+    "$HOG" "$HOG_MB" > "$OUT.hog" &
+    pids+=("$!")
   fi
   sleep 3
 fi

@@ -23,8 +23,9 @@
 #    S_max, growing back at S_max); and the adaptive JVM alone with -Xmx past the cliff (the
 #    thesis's "no manual heap sizing").
 # 3. the hog niced +14 into the next class (the thesis: the heap back at its full 220 MB): the
-#    adaptive run with the hog again, the hog's memory nice set to +14 right after it starts
-#    (`antsched mem nice -n 14 PID --socket ...`, in jvm-group.sh). The program prints its heap
+#    adaptive run with the hog again, the hog in a group of its own inside the JVM's, niced +14
+#    (a nested `antsched mem run --nice 14`, in jvm-group.sh), so that memd enforces its weight
+#    (a held limit: docs/memd.md, "Held limits"). The program prints its heap
 #    (used, committed, the soft limit it holds) every 10 messages: the table shows the heap
 #    over time of both hog runs with adaptation, and whether it got back to -Xmx.
 #
@@ -128,7 +129,7 @@ ADAPT=(-Xms16m -XX:+UnlockExperimentalVMOptions -XX:ShenandoahUncommitDelay=1000
 run "hog-fixed-$BEST" "$HOG_MB" 0 1 - "-Xms${BEST}m" "-Xmx${BEST}m"
 run "hog-adaptive-$BEST" "$HOG_MB" 1 1 - "${ADAPT[@]}" "-Xmx${BEST}m"
 run "alone-adaptive-$ADAPT_XMX" 0 1 1 - "${ADAPT[@]}" "-Xmx${ADAPT_XMX}m"
-# The hog niced +14 (the low class), set right after it starts; the same adaptive JVM.
+# The hog niced +14 (the low class), in a nested group of its own; the same adaptive JVM.
 run "hog-niced14-adaptive-$BEST" "$HOG_MB" 1 1 14 "${ADAPT[@]}" "-Xmx${BEST}m"
 NAMES+=("hog-fixed-$BEST" "hog-adaptive-$BEST" "alone-adaptive-$ADAPT_XMX" "hog-niced14-adaptive-$BEST")
 

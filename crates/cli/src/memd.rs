@@ -385,7 +385,8 @@ pub fn mem_run(a: RunArgs) -> anyhow::Result<()> {
     // Before any thread and before the child: the child unblocks them in pre_exec.
     let set = crate::signals::block();
     let name = format!("run-{}", std::process::id());
-    let group = antsched_memd::RunGroup::create(std::path::Path::new(RUN_PARENT), &name, limit)?;
+    let parent = antsched_memd::run_parent_of(std::process::id());
+    let group = antsched_memd::RunGroup::create(&parent, &name, limit)?;
     let procs = group.procs_files()?;
     let mut governed = None;
     match antsched_memd::govern(&a.socket, group.path()) {

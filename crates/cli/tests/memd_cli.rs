@@ -429,6 +429,71 @@ fn mem_run_runs_a_command_in_a_governed_group_and_removes_it() {
     );
 }
 
+/// A `mem run` inside a `mem run` group nests: the inner group is made inside the outer one
+/// (so it is charged to and limited by it), the daemon governs both, and both are gone when
+/// the commands exit.
+#[test]
+fn mem_run_inside_a_mem_run_group_nests_its_group() {
+    if !std::path::Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").is_file() {
+        cannot_run("no cgroup v1 memory hierarchy at /sys/fs/cgroup/memory");
+        return;
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        cannot_run("not root: cannot make a memory cgroup");
+        return;
+    }
+    let dir = scratch("memrun-nest");
+    let _cleanup = Cleanup(dir.clone());
+    let sock = dir.join("memd.sock");
+    let _d = memd(&sock, "100ms");
+    let bin_path = env!("CARGO_BIN_EXE_antsched");
+    let inner = format!(
+        "grep ':memory:' /proc/self/cgroup | cut -d: -f3; \
+         {bin_path} mem status --json --socket {sock} > {status}",
+        sock = sock.display(),
+        status = dir.join("status.json").display()
+    );
+    let out = bin()
+        .args(["mem", "run", "--limit", "64M", "--socket"])
+        .arg(&sock)
+        .args(["--", bin_path, "mem", "run", "--nice", "14", "--socket"])
+        .arg(&sock)
+        .args(["--", "sh", "-c", &inner])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let group = stdout.lines().next().unwrap_or_default();
+    let parts: Vec<&str> = group.split('/').collect();
+    assert!(
+        parts.len() == 4
+            && parts[1] == "antsched"
+            && parts[2].starts_with("run-")
+            && parts[3].starts_with("run-"),
+        "{stdout}"
+    );
+    let all: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("status.json")).unwrap()).unwrap();
+    let domains: Vec<&str> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v["domain"].as_str())
+        .collect();
+    let outer = format!("/sys/fs/cgroup/memory/{}/{}", parts[1], parts[2]);
+    assert!(domains.contains(&outer.as_str()), "{all}");
+    let nested = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["domain"].as_str().is_some_and(|d| d.ends_with(group)))
+        .unwrap_or_else(|| panic!("the nested group in {all}"));
+    assert_eq!(nested["class"], "low", "{nested}");
+    assert!(!std::path::Path::new(&outer).exists(), "{outer} is left");
+}
+
 /// `antsched mem nice`: a good request is confirmed with the weight; a nice out of range, a
 /// missing process, a group outside antsched's parent and a missing daemon are each an
 /// error that names what was wrong, with a non-zero exit, and the daemon keeps serving.

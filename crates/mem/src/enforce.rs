@@ -58,8 +58,9 @@ pub struct Candidate {
     /// The age of the group's replacement candidate, seconds (finite: a driver publishes an
     /// infinite age as S_max).
     pub candidate_age_s: f64,
-    /// What the kernel can take from it without swap: its file pages (page cache). Anonymous
-    /// memory is not reclaimable on a machine without swap, and a step never asks for it.
+    /// What the kernel's reclaim can take from it: its file pages (page cache), and its
+    /// anonymous memory where that can go to swap. Without swap anonymous memory is not
+    /// reclaimable, and a step never asks for it.
     pub reclaimable_bytes: u64,
 }
 

@@ -102,6 +102,11 @@ impl MemInfo {
     pub fn swap_total_bytes(&self) -> u64 {
         self.get("SwapTotal").unwrap_or(0)
     }
+
+    /// `SwapFree`, bytes; 0 when absent.
+    pub fn swap_free_bytes(&self) -> u64 {
+        self.get("SwapFree").unwrap_or(0)
+    }
 }
 
 pub fn parse_meminfo(text: &str) -> Result<MemInfo, ParseError> {

@@ -32,6 +32,18 @@ pub fn pressure_twin(v1_dir: &Path) -> Option<PathBuf> {
     file.is_file().then_some(file)
 }
 
+/// Where `antsched mem run`, run by process `pid`, makes its group: inside `pid`'s own v1
+/// memory group when that lies under [`RUN_PARENT`] (a `mem run` inside a `mem run`), else
+/// under [`RUN_PARENT`]. A nested group is charged to and limited by the outer one, so one
+/// domain (the outer group, with the machine's size as its limit) can hold a program and a
+/// hog beside it as two governed groups, and the daemon enforce their weights against each
+/// other (section 5.1.2) as the thesis's kernel did between two processes on one machine.
+pub fn run_parent_of(pid: u32) -> PathBuf {
+    crate::enforce::memory_group_of(pid)
+        .filter(|g| g.starts_with(RUN_PARENT) && g.as_path() != Path::new(RUN_PARENT))
+        .unwrap_or_else(|| PathBuf::from(RUN_PARENT))
+}
+
 /// Why a group could not be made, used or removed. Every message names the path.
 #[derive(Debug, thiserror::Error)]
 pub enum CgroupError {

@@ -985,10 +985,14 @@ impl Drop for Daemon {
 /// The record of an observation, for a subscriber of nice 0. A candidate age beyond S_max
 /// (infinite when the kernel reclaimed nothing lately) is published as S_max: Eq. 4.1 clamps
 /// it there anyway, and JSON has no infinity. PSI `full` avg10 at or above
-/// [`Config::thrashing_full_avg10`] puts the domain in the thrashing tier whatever S says:
-/// tasks are losing that share of their time to memory stalls, which is what the thesis's
-/// tier 4 ("S is a few seconds", drastic measures) exists for, and on a machine without swap
-/// the turnover estimate of file pages alone can miss it.
+/// [`Config::thrashing_full_avg10`] puts a domain short of memory (free under tau) in the
+/// thrashing tier whatever S says: tasks are losing that share of their time to memory
+/// stalls, which is what the thesis's tier 4 ("S is a few seconds", drastic measures) exists
+/// for, and on a machine without swap the turnover estimate of file pages alone can miss it.
+/// A domain with free memory over tau stays in the plenty tier: its stalls are then not its
+/// lack of memory but a member paging while enforcement holds it under its share (a hog
+/// niced down, section 5.1.2: the niced process pays), and telling the cooperating members to
+/// take drastic measures for them would turn the weights upside down.
 fn record(
     config: &Config,
     mut obs: antsched_mem::record::Observation,
@@ -999,9 +1003,10 @@ fn record(
         obs.candidate_age_s = severity.s_max;
     }
     let mut r = SeverityRecord::new(severity, &obs, MemNice::default());
-    if psi
-        .and_then(|p| p.full)
-        .is_some_and(|f| f.avg10 >= config.thrashing_full_avg10)
+    if r.tier != Tier::Plenty
+        && psi
+            .and_then(|p| p.full)
+            .is_some_and(|f| f.avg10 >= config.thrashing_full_avg10)
     {
         r.tier = Tier::Thrashing;
     }
@@ -1345,10 +1350,11 @@ mod tests {
             .starts_with("expected the hello"));
     }
 
-    /// PSI `full` avg10 at or above the threshold is the thrashing tier, whatever S says;
-    /// below it (or without PSI) the tier is S's.
+    /// PSI `full` avg10 at or above the threshold is the thrashing tier of a domain with
+    /// free memory under tau, whatever S says; below it (or without PSI), or with free memory
+    /// over tau, the tier is S's.
     #[test]
-    fn psi_full_avg10_above_the_threshold_is_thrashing() {
+    fn psi_full_avg10_above_the_threshold_is_thrashing_under_tau() {
         use antsched_mem::kernel::PsiLine;
         let config = Config::new("/unused");
         let obs = antsched_mem::record::Observation {
@@ -1374,9 +1380,17 @@ mod tests {
                 }),
             })
         };
+        // Free over tau: plenty, stalls or not (a niced member paging pays for itself).
         assert_eq!(record(&config, obs, None).tier, Tier::Plenty);
-        assert_eq!(record(&config, obs, psi(9.99)).tier, Tier::Plenty);
-        let r = record(&config, obs, psi(10.0));
+        assert_eq!(record(&config, obs, psi(50.0)).tier, Tier::Plenty);
+        // Free under tau (1 GB of 20, tau 2 GB): the ramp, unless the stalls pass 10%.
+        let short = antsched_mem::record::Observation {
+            free_bytes: 1 << 30,
+            ..obs
+        };
+        assert_eq!(record(&config, short, None).tier, Tier::Ramp);
+        assert_eq!(record(&config, short, psi(9.99)).tier, Tier::Ramp);
+        let r = record(&config, short, psi(10.0));
         assert_eq!(
             (r.tier, r.severity_s, r.candidate_age_s),
             (Tier::Thrashing, 3600.0, 3600.0)

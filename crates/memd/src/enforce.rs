@@ -12,12 +12,22 @@
 //! it to take from: the lowest priority class first, then the largest candidate age times
 //! weight (sections 5.1.2 and 5.1.3). A step lowers that group's `memory.limit_in_bytes` to
 //! its usage minus a few MB, which makes the kernel reclaim that much from it synchronously
-//! (only file pages: the step never asks for more than the group's page cache less 1 MiB, and
-//! without swap anonymous memory cannot be reclaimed), then writes the original limit back at
-//! once. The kernel refuses with EBUSY when it could not reclaim enough (it never OOM-kills on
+//! (never more than what its reclaim can take, less 1 MiB: the group's page cache, and its
+//! anonymous memory too where the machine has swap on and the group's `memory.swappiness` is
+//! not 0; without swap anonymous memory cannot be reclaimed), then writes the original limit
+//! back at once. The kernel refuses with EBUSY when it could not reclaim enough (it never OOM-kills on
 //! a limit write in v1: it gives up and leaves the limit as it was); the enforcer then halves
 //! the step and in the end leaves the group alone for a while. Before each step the original
 //! limit is in the state file ([`crate::state`]), and it is taken out once restored.
+//!
+//! Where the group's memory can all go to swap, the lowered limit is *held* instead
+//! ([`holds`]): a hog that touches all it has would fault a page back the moment its limit
+//! was written back, while the thesis's kernel keeps paging it because its pages stay the
+//! oldest by weighted age. A held limit comes back a step a tick while its domain has memory
+//! over tau that nobody takes, at once when the group could no longer page out what it
+//! holds, and at exit. The writes happen on a thread of their own
+//! ([`crate::limit_writer`]): paging a hog out to a slow disk takes seconds, which the daemon's
+//! notifications must not wait for.
 //!
 //! Only groups a client asked the daemon to govern, which lie under its parent
 //! ([`crate::RUN_PARENT`]), are ever stepped, and only leaves (a governed group with governed
@@ -31,6 +41,7 @@ use antsched_mem::enforce::{Candidate, EnforceConfig, Enforcer, Outcome, Step};
 use antsched_mem::record::SeverityRecord;
 use antsched_mem::MemNice;
 
+use crate::limit_writer::{Done, Job, LimitWriter};
 use crate::source::MEMCG_V1_ROOT;
 use crate::state::{write_limit, StateFile};
 
@@ -111,7 +122,29 @@ pub(crate) struct Nices {
     state: Option<StateFile>,
     /// Bytes taken in this tick, per group, for the log.
     taken: Vec<(String, u64)>,
+    /// Groups whose limit is held lowered after a step (see [`holds`]), with the domain that
+    /// took from them: their original stays in the state file until it is given back.
+    held: HashMap<PathBuf, u64>,
+    /// Writes the limits of a step off the daemon's loop (started at the first step).
+    writer: Option<LimitWriter>,
+    /// A step whose writes were still running at the end of its tick.
+    pending: Option<Pending>,
 }
+
+/// A step of enforcement: what to take from which group, for which domain.
+struct Pending {
+    step: Step,
+    group: PathBuf,
+    domain: u64,
+    /// The limit is held lowered after the step ([`holds`]), not written back.
+    hold: bool,
+    /// When it began (monotonic ns).
+    since: u64,
+}
+
+/// How long a tick waits for a step's writes before leaving them in flight: page cache is
+/// reclaimed well within it; paging anonymous memory out to a slow disk is not.
+const STEP_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
 
 impl Nices {
     pub fn new(state: Option<StateFile>) -> Self {
@@ -121,6 +154,9 @@ impl Nices {
             enforcer: Enforcer::new(EnforceConfig::default()),
             state,
             taken: Vec::new(),
+            held: HashMap::new(),
+            writer: None,
+            pending: None,
         }
     }
 
@@ -226,13 +262,32 @@ impl Nices {
     ) -> (Vec<String>, Vec<(u64, u64)>) {
         let mut log = Vec::new();
         let mut taken_by_id: Vec<(u64, u64)> = Vec::new();
-        let Some(state) = &mut self.state else {
+        if self.state.is_none() {
             return (log, taken_by_id);
-        };
-        // Limits a failed restore left lowered come first.
-        if state.entries().next().is_some() {
-            log.extend(state.restore_all());
         }
+        // A step still in flight from an earlier tick is settled first; until it is, nothing
+        // else is written (the kernel is still reclaiming for it).
+        if let Some(p) = self.pending.take() {
+            match self.writer.as_ref().and_then(LimitWriter::poll) {
+                Some(done) => {
+                    self.taken.clear();
+                    self.settle(now, &p, done, &mut log, &mut taken_by_id);
+                    for (name, bytes) in &self.taken {
+                        log.push(format!(
+                            "enforcement: took {} KiB from {name} (a step begun {:.1} s before)",
+                            bytes >> 10,
+                            now.saturating_sub(p.since) as f64 / 1e9
+                        ));
+                    }
+                }
+                None => {
+                    self.pending = Some(p);
+                    return (log, taken_by_id);
+                }
+            }
+        }
+        let max_step = self.enforcer.config().max_step_bytes;
+        self.release_what_cannot_be_held(&mut log);
         // Requested groups lie under the governor's parent; only those under antsched's own
         // parent are stepped (and only those are restored from the state file), whatever
         // parent the daemon was given.
@@ -244,9 +299,10 @@ impl Nices {
                     .any(|o| o.requested && o.id != d.id && Path::new(o.name).starts_with(d.name))
         };
         let leaves: Vec<&DomainView<'_>> = domains.iter().filter(|d| leaf(d)).collect();
-        for (i, d) in domains.iter().enumerate() {
+        'domains: for (i, d) in domains.iter().enumerate() {
             let r = &d.record;
             if r.free_bytes >= r.tau_bytes {
+                self.give_back(d, r.free_bytes - r.tau_bytes, &mut log);
                 continue;
             }
             // The machine (the first domain) holds every group; a group holds those below it.
@@ -267,60 +323,37 @@ impl Nices {
                         id: g.id,
                         nice,
                         candidate_age_s: g.record.candidate_age_s,
-                        reclaimable_bytes: file_bytes(Path::new(g.name))?,
+                        reclaimable_bytes: reclaimable_bytes(Path::new(g.name))?,
                     })
                 })
                 .filter(|c| i != 0 || before_the_machines_own(c, r.candidate_age_s))
                 .collect();
             let mut free = r.free_bytes;
             self.taken.clear();
-            let mut stepped: Vec<&str> = Vec::new();
+            let mut in_flight = false;
             for _ in 0..MAX_STEPS_PER_TICK {
                 let Some(step) = self.enforcer.plan(now, free, r.tau_bytes, &candidates) else {
                     break;
                 };
                 let g = under.iter().find(|g| g.id == step.id).expect("planned");
-                if !stepped.contains(&g.name) {
-                    stepped.push(g.name);
-                }
-                let outcome = match step_once(state, Path::new(g.name), step) {
-                    Ok(o) => o,
-                    Err(why) => {
-                        log.push(format!("enforcement: {}: {why}", g.name));
-                        Outcome::Refused
-                    }
+                let p = Pending {
+                    step,
+                    group: PathBuf::from(g.name),
+                    domain: d.id,
+                    hold: holds(Path::new(g.name), max_step),
+                    since: now,
                 };
-                self.enforcer.outcome(now, step, outcome);
-                if let Outcome::Reclaimed(got) = outcome {
+                let Some(done) = self.begin(&p) else {
+                    self.pending = Some(p);
+                    in_flight = true;
+                    break;
+                };
+                if let Outcome::Reclaimed(got) =
+                    self.settle(now, &p, done, &mut log, &mut taken_by_id)
+                {
                     free = free.saturating_add(got);
-                    match taken_by_id.iter_mut().find(|(id, _)| *id == step.id) {
-                        Some((_, b)) => *b += got,
-                        None => taken_by_id.push((step.id, got)),
-                    }
                     if let Some(c) = candidates.iter_mut().find(|c| c.id == step.id) {
                         c.reclaimable_bytes = c.reclaimable_bytes.saturating_sub(got);
-                    }
-                    match self.taken.iter_mut().find(|(n, _)| n == g.name) {
-                        Some((_, b)) => *b += got,
-                        None => self.taken.push((g.name.to_string(), got)),
-                    }
-                } else if self.enforcer.backing_off(step.id, now) {
-                    log.push(format!(
-                        "enforcement: {}: the kernel took too little; left alone for {} s",
-                        g.name,
-                        self.enforcer.config().backoff / 1_000_000_000
-                    ));
-                }
-            }
-            // Each step wrote its original back: the records go, unless a restore failed
-            // (then the limit is not the original and the record stays for the next tick).
-            for name in stepped {
-                let group = Path::new(name);
-                let original = state.entries().find(|(p, _)| *p == group).map(|(_, v)| v);
-                let now_limit = number(group, "memory.limit_in_bytes").ok();
-                if original.is_some() && (original == now_limit || !group.is_dir()) {
-                    if let Err(e) = state.forget(group) {
-                        log.push(format!("enforcement: {e}"));
                     }
                 }
             }
@@ -333,12 +366,179 @@ impl Nices {
                     bytes >> 10
                 ));
             }
+            if in_flight {
+                break 'domains;
+            }
         }
         (log, taken_by_id)
     }
 
-    /// Puts back every limit still changed (at exit).
+    /// Limits a failed restore left lowered are written back; a held limit stays, unless the
+    /// group can no longer be held without risk of the kernel killing in it ([`holds`]).
+    fn release_what_cannot_be_held(&mut self, log: &mut Vec<String>) {
+        let max_step = self.enforcer.config().max_step_bytes;
+        let Some(state) = &mut self.state else {
+            return;
+        };
+        let held = &mut self.held;
+        held.retain(|g, _| {
+            let keep = holds(g, max_step);
+            if !keep && g.is_dir() {
+                log.push(format!(
+                    "enforcement: {}: its limit goes back (it could no longer page out what it holds)",
+                    g.display()
+                ));
+            }
+            keep
+        });
+        if state.entries().any(|(g, _)| !held.contains_key(g)) {
+            log.extend(state.restore_where(|g| !held.contains_key(g)));
+        }
+    }
+
+    /// Memory over tau that nobody in domain `d` takes (`spare`) goes back to a group held
+    /// for it, a step a tick: the thesis's kernel lets a niced process fault its pages back
+    /// in when there is free memory for them.
+    fn give_back(&mut self, d: &DomainView<'_>, spare: u64, log: &mut Vec<String>) {
+        let max_step = self.enforcer.config().max_step_bytes;
+        let Some(state) = &mut self.state else {
+            return;
+        };
+        let Some(g) = self
+            .held
+            .iter()
+            .filter(|(_, id)| **id == d.id)
+            .map(|(g, _)| g.clone())
+            .min()
+        else {
+            return;
+        };
+        let original = state.entries().find(|(p, _)| *p == g).map(|(_, v)| v);
+        let (Some(original), Ok(limit)) = (original, number(&g, "memory.limit_in_bytes")) else {
+            // Gone, or not recorded: nothing to give back.
+            self.held.remove(&g);
+            return;
+        };
+        let to = give_back(limit, original, spare, max_step);
+        if to == limit {
+            return;
+        }
+        if let Err(e) = write_limit(&g, to) {
+            log.push(format!(
+                "enforcement: {}: cannot raise its limit to {to}: {e}",
+                g.display()
+            ));
+        } else if to == original {
+            self.held.remove(&g);
+            if let Err(e) = state.forget(&g) {
+                log.push(format!("enforcement: {e}"));
+            }
+            log.push(format!(
+                "enforcement: domain {} has memory over tau: {} has its limit back",
+                d.name,
+                g.display()
+            ));
+        }
+    }
+
+    /// Begins step `p`: the original limit recorded, then the writes on the limit writer,
+    /// waited for [`STEP_WAIT`]. `None`: still running.
+    fn begin(&mut self, p: &Pending) -> Option<Done> {
+        let state = self.state.as_mut()?;
+        let group = p.group.as_path();
+        let (usage, current) = match (
+            number(group, "memory.usage_in_bytes"),
+            number(group, "memory.limit_in_bytes"),
+        ) {
+            (Ok(u), Ok(c)) => (u, c),
+            (Err(e), _) | (_, Err(e)) => return Some(Err(e)),
+        };
+        let original = state
+            .entries()
+            .find(|(g, _)| *g == group)
+            .map_or(current, |(_, v)| v);
+        let target = usage.saturating_sub(p.step.bytes);
+        if target == 0 || target >= current {
+            // Usage fell (or the limit is already below it): nothing to step.
+            return Some(Ok(Outcome::Reclaimed(0)));
+        }
+        if let Err(e) = state.remember(group, original) {
+            return Some(Err(e.to_string()));
+        }
+        if self.writer.is_none() {
+            match LimitWriter::new() {
+                Ok(w) => self.writer = Some(w),
+                Err(e) => return Some(Err(format!("cannot start the limit writer: {e}"))),
+            }
+        }
+        let job = Job {
+            group: p.group.clone(),
+            usage,
+            target,
+            restore: (!p.hold).then_some(original),
+        };
+        self.writer.as_ref()?.start(job, STEP_WAIT)
+    }
+
+    /// What step `p` did, once done: the enforcer told, the limit held or its record
+    /// dropped, the bytes counted. Returns the outcome.
+    fn settle(
+        &mut self,
+        now: u64,
+        p: &Pending,
+        done: Done,
+        log: &mut Vec<String>,
+        taken_by_id: &mut Vec<(u64, u64)>,
+    ) -> Outcome {
+        let name = p.group.display().to_string();
+        let outcome = done.unwrap_or_else(|why| {
+            log.push(format!("enforcement: {name}: {why}"));
+            Outcome::Refused
+        });
+        self.enforcer.outcome(now, p.step, outcome);
+        if p.hold && matches!(outcome, Outcome::Reclaimed(_)) {
+            self.held.insert(p.group.clone(), p.domain);
+        } else if !self.held.contains_key(&p.group) {
+            // The original was written back: the record goes, unless a restore failed (then
+            // the limit is not the original and the record stays for the next tick).
+            if let Some(state) = &mut self.state {
+                let original = state.entries().find(|(g, _)| *g == p.group).map(|(_, v)| v);
+                let limit = number(&p.group, "memory.limit_in_bytes").ok();
+                if original.is_some() && (original == limit || !p.group.is_dir()) {
+                    if let Err(e) = state.forget(&p.group) {
+                        log.push(format!("enforcement: {e}"));
+                    }
+                }
+            }
+        }
+        match outcome {
+            Outcome::Reclaimed(got) => {
+                match taken_by_id.iter_mut().find(|(id, _)| *id == p.step.id) {
+                    Some((_, b)) => *b += got,
+                    None => taken_by_id.push((p.step.id, got)),
+                }
+                match self.taken.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, b)) => *b += got,
+                    None => self.taken.push((name, got)),
+                }
+            }
+            Outcome::Refused if self.enforcer.backing_off(p.step.id, now) => {
+                log.push(format!(
+                    "enforcement: {name}: the kernel took too little; left alone for {} s",
+                    self.enforcer.config().backoff / 1_000_000_000
+                ));
+            }
+            Outcome::Refused => {}
+        }
+        outcome
+    }
+
+    /// Puts back every limit still changed (at exit), once a write in flight has ended (a
+    /// limit lowered after the restore would stay).
     pub fn restore_all(&mut self) -> Vec<String> {
+        self.writer = None;
+        self.pending = None;
+        self.held.clear();
         match &mut self.state {
             Some(s) => s.restore_all(),
             None => Vec::new(),
@@ -361,39 +561,6 @@ impl Drop for Nices {
     }
 }
 
-/// One step: the original limit recorded (once per tick: the record is removed after the
-/// tick's last step, [`Nices::enforce`]), the limit lowered to usage minus `step.bytes`, the
-/// original written back. An error is a reason to log.
-fn step_once(state: &mut StateFile, group: &Path, step: Step) -> Result<Outcome, String> {
-    let usage = number(group, "memory.usage_in_bytes")?;
-    let current = number(group, "memory.limit_in_bytes")?;
-    let original = state
-        .entries()
-        .find(|(p, _)| *p == group)
-        .map_or(current, |(_, v)| v);
-    let target = usage.saturating_sub(step.bytes);
-    if target == 0 || target >= current {
-        // Usage fell (or the limit is already below it): nothing to step.
-        return Ok(Outcome::Reclaimed(0));
-    }
-    state.remember(group, original).map_err(|e| e.to_string())?;
-    let lowered = write_limit(group, target);
-    let after = number(group, "memory.usage_in_bytes").unwrap_or(usage);
-    if let Err(e) = write_limit(group, original) {
-        return Err(format!(
-            "cannot restore the limit {original} (kept in the state file, restored at the \
-             next tick, at exit or at the next start): {e}"
-        ));
-    }
-    match lowered {
-        Ok(()) => Ok(Outcome::Reclaimed(usage.saturating_sub(after))),
-        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::BUSY.raw_os_error()) => {
-            Ok(Outcome::Refused)
-        }
-        Err(e) => Err(format!("cannot lower the limit to {target}: {e}")),
-    }
-}
-
 fn number(group: &Path, file: &str) -> Result<u64, String> {
     let path = group.join(file);
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -402,11 +569,66 @@ fn number(group: &Path, file: &str) -> Result<u64, String> {
         .map_err(|_| format!("{}: not a number: {:?}", path.display(), text.trim()))
 }
 
-/// The group's file pages (its page cache, hierarchically): what a step may take.
-fn file_bytes(group: &Path) -> Option<u64> {
+/// Whether a step holds the group's limit lowered instead of writing it back at once. A
+/// process that touches all it holds (a hog) faults a page taken and given back its limit in
+/// the next touch, so a step that writes the limit back takes nothing for long; the thesis's
+/// kernel keeps paging the niced process, since its pages stay the oldest by weighted age
+/// (section 5.1.2). A lowered v1 limit does that, but a group at its limit that cannot
+/// reclaim has its processes killed by the kernel, and antsched never kills: so a limit is
+/// held only while everything the group holds could go to swap (its anonymous memory and a
+/// step more fit in `SwapFree`, and its `memory.swappiness` is not 0; file pages can always
+/// be dropped or written back), and it is let go the tick that stops being true.
+fn holds(group: &Path, step: u64) -> bool {
+    let Ok(text) = std::fs::read_to_string(group.join("memory.stat")) else {
+        return false;
+    };
+    let Ok(stat) = antsched_mem::kernel::parse_memcg_v1_stat(&text) else {
+        return false;
+    };
+    let anon = stat
+        .sum_present(&["total_inactive_anon", "total_active_anon"])
+        .unwrap_or(u64::MAX);
+    let swappiness = number(group, "memory.swappiness").unwrap_or(0);
+    can_hold(swap_free_bytes(), anon, swappiness, step)
+}
+
+/// See [`holds`].
+fn can_hold(swap_free: u64, anon: u64, swappiness: u64, step: u64) -> bool {
+    swappiness != 0 && anon.saturating_add(step) <= swap_free
+}
+
+/// The limit a held group gets back when its domain has `spare` bytes over tau: a step
+/// more, no more than the spare, never past the original.
+fn give_back(limit: u64, original: u64, spare: u64, step: u64) -> u64 {
+    limit.saturating_add(spare.min(step)).min(original)
+}
+
+/// What the kernel's reclaim can take from the group (hierarchically), and so what a step
+/// may ask for: its file pages, and its anonymous pages where they can go to swap (the machine
+/// has swap free and the group's `memory.swappiness` is not 0). Section 5.1.2 pages a
+/// niced-down process's anonymous memory like any other; a hog that holds only anonymous
+/// memory is what memory nice is for, and with swap on the limit step pages it out.
+fn reclaimable_bytes(group: &Path) -> Option<u64> {
     let text = std::fs::read_to_string(group.join("memory.stat")).ok()?;
     let stat = antsched_mem::kernel::parse_memcg_v1_stat(&text).ok()?;
-    stat.sum_present(&["total_inactive_file", "total_active_file"])
+    let file = stat.sum_present(&["total_inactive_file", "total_active_file"])?;
+    let swap_free = swap_free_bytes();
+    let anon = if swap_free > 0 && number(group, "memory.swappiness") != Ok(0) {
+        stat.sum_present(&["total_inactive_anon", "total_active_anon"])
+            .unwrap_or(0)
+            .min(swap_free)
+    } else {
+        0
+    };
+    Some(file + anon)
+}
+
+/// `SwapFree` of `/proc/meminfo` (0 when it cannot be read).
+fn swap_free_bytes() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| antsched_mem::kernel::parse_meminfo(&t).ok())
+        .map_or(0, |m| m.swap_free_bytes())
 }
 
 /// The owner's uid and the start time of process `pid`, if it exists.
@@ -481,6 +703,29 @@ pub(crate) fn memory_group_of(pid: u32) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A limit is held lowered only while all the group's anonymous memory and a step more
+    /// fit in free swap and its reclaim may swap (else a group at its limit could see the
+    /// kernel kill); what is given back is a step at most, the spare at most, never past the
+    /// original.
+    #[test]
+    fn a_limit_is_held_only_where_the_kernel_can_page_it_and_comes_back_by_steps() {
+        const MIB: u64 = 1 << 20;
+        let step = 4 * MIB;
+        assert!(can_hold(512 * MIB, 90 * MIB, 60, step));
+        assert!(can_hold(94 * MIB, 90 * MIB, 60, step));
+        assert!(!can_hold(93 * MIB, 90 * MIB, 60, step), "a step short");
+        assert!(!can_hold(0, 0, 60, step), "no swap");
+        assert!(!can_hold(512 * MIB, 90 * MIB, 0, step), "swappiness 0");
+        assert!(
+            !can_hold(512 * MIB, u64::MAX, 60, step),
+            "unknown anonymous size"
+        );
+        assert_eq!(give_back(100 * MIB, 200 * MIB, 50 * MIB, step), 104 * MIB);
+        assert_eq!(give_back(100 * MIB, 200 * MIB, MIB, step), 101 * MIB);
+        assert_eq!(give_back(198 * MIB, 200 * MIB, 50 * MIB, step), 200 * MIB);
+        assert_eq!(give_back(100 * MIB, 200 * MIB, 0, step), 100 * MIB);
+    }
 
     /// Sections 5.1.2 and 5.1.3 for the machine domain: a group gives for the machine only
     /// when its weighted age is past the machine's candidate age, or it is in the low class.

@@ -91,13 +91,16 @@ pub mod cgroup;
 pub mod client;
 pub mod daemon;
 pub mod enforce;
+mod limit_writer;
 pub mod page;
 pub mod pressure_socket;
 pub mod sigmem;
 pub mod source;
 pub mod state;
 
-pub use cgroup::{parse_size, pressure_twin, CgroupError, RunGroup, RUN_PARENT, UNIFIED_ROOT};
+pub use cgroup::{
+    parse_size, pressure_twin, run_parent_of, CgroupError, RunGroup, RUN_PARENT, UNIFIED_ROOT,
+};
 pub use client::{
     connect, connect_domain, connect_group, domain_nices, govern, list_domains, register_sigmem,
     set_nice, Client, ClientError,

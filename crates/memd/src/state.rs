@@ -149,9 +149,18 @@ impl StateFile {
     /// Writes every original back and forgets the ones written (or whose group is gone).
     /// Returns what could not be restored.
     pub fn restore_all(&mut self) -> Vec<String> {
+        self.restore_where(|_| true)
+    }
+
+    /// [`Self::restore_all`] for the groups `which` picks.
+    pub fn restore_where(&mut self, which: impl Fn(&Path) -> bool) -> Vec<String> {
         let mut failed = Vec::new();
-        let entries: Vec<(PathBuf, u64)> =
-            self.limits.iter().map(|(p, v)| (p.clone(), *v)).collect();
+        let entries: Vec<(PathBuf, u64)> = self
+            .limits
+            .iter()
+            .filter(|(p, _)| which(p))
+            .map(|(p, v)| (p.clone(), *v))
+            .collect();
         for (group, original) in entries {
             match write_limit(&group, original) {
                 Ok(()) => {
