@@ -258,7 +258,7 @@ impl Daemon {
         let page = PageWriter::new().map_err(sys("cannot make the severity page"))?;
         let now = monotonic_ns();
         let obs = source.observe(now).map_err(Error::Source)?;
-        let current = record(&config, obs, source.pressure());
+        let current = record(&config, obs, source.pressure(), false);
         page.publish(&current);
         let listener = listen(&config.socket)?;
         let meta = std::fs::metadata(&config.socket).map_err(|source| Error::Bind {
@@ -333,7 +333,7 @@ impl Daemon {
             name: name.clone(),
             why: e.to_string(),
         })?;
-        let current = record(&self.config, obs, source.pressure());
+        let current = record(&self.config, obs, source.pressure(), false);
         page.publish(&current);
         self.insert(name, source, page, current, false);
         Ok(())
@@ -586,7 +586,8 @@ impl Daemon {
             let d = &mut self.domains[i];
             match d.source.observe(now) {
                 Ok(obs) => {
-                    let r = record(&self.config, obs, d.source.pressure());
+                    let holding = self.nices.holds_in(d.id);
+                    let r = record(&self.config, obs, d.source.pressure(), holding);
                     let before = d.current.tier;
                     d.current = r;
                     d.page.publish(&r);
@@ -937,7 +938,7 @@ impl Daemon {
         let obs = source
             .observe(monotonic_ns())
             .map_err(|e| format!("cannot govern {path}: {e}"))?;
-        let current = record(&self.config, obs, source.pressure());
+        let current = record(&self.config, obs, source.pressure(), false);
         page.publish(&current);
         self.insert(name.clone(), source, page, current, true);
         Ok(name)
@@ -989,21 +990,23 @@ impl Drop for Daemon {
 /// thrashing tier whatever S says: tasks are losing that share of their time to memory
 /// stalls, which is what the thesis's tier 4 ("S is a few seconds", drastic measures) exists
 /// for, and on a machine without swap the turnover estimate of file pages alone can miss it.
-/// A domain with free memory over tau stays in the plenty tier: its stalls are then not its
-/// lack of memory but a member paging while enforcement holds it under its share (a hog
-/// niced down, section 5.1.2: the niced process pays), and telling the cooperating members to
-/// take drastic measures for them would turn the weights upside down.
+/// A domain with free memory over tau where enforcement holds a member's limit lowered
+/// (`holding`) stays in the plenty tier: its stalls are then not its lack of memory but
+/// that member paging while it is held under its share (a hog niced down, section 5.1.2: the
+/// niced process pays), and telling the cooperating members to take drastic measures for them
+/// would turn the weights upside down.
 fn record(
     config: &Config,
     mut obs: antsched_mem::record::Observation,
     psi: Option<Pressure>,
+    holding: bool,
 ) -> SeverityRecord {
     let severity = &config.severity;
     if obs.candidate_age_s.is_nan() || obs.candidate_age_s > severity.s_max {
         obs.candidate_age_s = severity.s_max;
     }
     let mut r = SeverityRecord::new(severity, &obs, MemNice::default());
-    if r.tier != Tier::Plenty
+    if !(holding && r.tier == Tier::Plenty)
         && psi
             .and_then(|p| p.full)
             .is_some_and(|f| f.avg10 >= config.thrashing_full_avg10)
@@ -1350,11 +1353,11 @@ mod tests {
             .starts_with("expected the hello"));
     }
 
-    /// PSI `full` avg10 at or above the threshold is the thrashing tier of a domain with
-    /// free memory under tau, whatever S says; below it (or without PSI), or with free memory
-    /// over tau, the tier is S's.
+    /// PSI `full` avg10 at or above the threshold is the thrashing tier, whatever S says,
+    /// except in a domain with free memory over tau where a member's limit is held; below it
+    /// (or without PSI) the tier is S's.
     #[test]
-    fn psi_full_avg10_above_the_threshold_is_thrashing_under_tau() {
+    fn psi_full_avg10_above_the_threshold_is_thrashing_unless_a_held_member_stalls() {
         use antsched_mem::kernel::PsiLine;
         let config = Config::new("/unused");
         let obs = antsched_mem::record::Observation {
@@ -1380,21 +1383,28 @@ mod tests {
                 }),
             })
         };
-        // Free over tau: plenty, stalls or not (a niced member paging pays for itself).
-        assert_eq!(record(&config, obs, None).tier, Tier::Plenty);
-        assert_eq!(record(&config, obs, psi(50.0)).tier, Tier::Plenty);
-        // Free under tau (1 GB of 20, tau 2 GB): the ramp, unless the stalls pass 10%.
-        let short = antsched_mem::record::Observation {
-            free_bytes: 1 << 30,
-            ..obs
-        };
-        assert_eq!(record(&config, short, None).tier, Tier::Ramp);
-        assert_eq!(record(&config, short, psi(9.99)).tier, Tier::Ramp);
-        let r = record(&config, short, psi(10.0));
+        assert_eq!(record(&config, obs, None, false).tier, Tier::Plenty);
+        assert_eq!(record(&config, obs, psi(9.99), false).tier, Tier::Plenty);
+        let r = record(&config, obs, psi(10.0), false);
         assert_eq!(
             (r.tier, r.severity_s, r.candidate_age_s),
             (Tier::Thrashing, 3600.0, 3600.0)
         );
+        // Free over tau while a member is held: plenty, stalls or not (the held member pays).
+        assert_eq!(record(&config, obs, psi(50.0), true).tier, Tier::Plenty);
+        // Free under tau (1 GB of 20, tau 2 GB), held or not: the ramp, unless the stalls
+        // pass 10%.
+        let short = antsched_mem::record::Observation {
+            free_bytes: 1 << 30,
+            ..obs
+        };
+        for holding in [false, true] {
+            assert_eq!(record(&config, short, psi(9.99), holding).tier, Tier::Ramp);
+            assert_eq!(
+                record(&config, short, psi(10.0), holding).tier,
+                Tier::Thrashing
+            );
+        }
     }
 
     /// On this machine root may lack CAP_SYS_RESOURCE: the 1 s window is refused and the

@@ -533,6 +533,11 @@ impl Nices {
         outcome
     }
 
+    /// Whether enforcement holds the limit of a group it took from for domain `id`.
+    pub fn holds_in(&self, id: u64) -> bool {
+        self.held.values().any(|d| *d == id)
+    }
+
     /// Puts back every limit still changed (at exit), once a write in flight has ended (a
     /// limit lowered after the restore would stay).
     pub fn restore_all(&mut self) -> Vec<String> {
