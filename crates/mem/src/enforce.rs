@@ -179,6 +179,25 @@ impl Enforcer {
         best.map(|(c, bytes)| Step { id: c.id, bytes })
     }
 
+    /// The group the kernel of section 5.1.2 would take its next page from: the largest key
+    /// (class, then weighted age) among the groups with more than the reserve and a minimum
+    /// step to give, whatever their step state. Its weighted age is the age of the page the
+    /// system would evict next, which Eq. 4.1 prices: a domain whose victim is a niced-down
+    /// group is as short of memory, for everyone else in it, as that group's weighted age
+    /// says.
+    pub fn victim<'a>(&self, groups: &'a [Candidate]) -> Option<&'a Candidate> {
+        let least = self.config.reserve_bytes + self.config.min_step_bytes;
+        groups.iter().filter(|c| c.reclaimable_bytes >= least).fold(
+            None,
+            |best: Option<&Candidate>, c| match best {
+                Some(b) if c.key().partial_cmp(&b.key()) != Some(std::cmp::Ordering::Greater) => {
+                    Some(b)
+                }
+                _ => Some(c),
+            },
+        )
+    }
+
     /// What step `step` did. A refusal, or a usage that followed by less than half of what
     /// was asked, halves the group's step ("the step size follows usage"); a step that fell
     /// below the minimum leaves the group alone for the back-off and starts it over at the
@@ -268,6 +287,21 @@ mod tests {
         assert_eq!(e.plan(0, 0, MIB, &[normal, high, low]).unwrap().id, 1);
         assert_eq!(e.plan(0, 0, MIB, &[high, normal]).unwrap().id, 2);
         assert_eq!(e.plan(0, 0, MIB, &[high]).unwrap().id, 3);
+    }
+
+    /// The victim is the group plan would step first, among those with something to give,
+    /// whether or not the domain is under pressure.
+    #[test]
+    fn the_victim_is_the_largest_key_with_something_to_give() {
+        let e = Enforcer::new(EnforceConfig::default());
+        let normal = group(1, 0, 100.0, 100 * MIB);
+        let niced = group(2, 10, 10.0, 100 * MIB);
+        let low = group(3, 14, 1.0, 100 * MIB);
+        let empty_low = group(4, 19, 1.0, MIB);
+        assert_eq!(e.victim(&[normal, niced]).unwrap().id, 2);
+        assert_eq!(e.victim(&[normal, niced, low, empty_low]).unwrap().id, 3);
+        assert_eq!(e.victim(&[empty_low]), None);
+        assert_eq!(e.victim(&[]), None);
     }
 
     /// No pressure, nothing taken; a step takes no more than the domain needs, nor the

@@ -581,11 +581,23 @@ impl Daemon {
             self.last_summary = Instant::now();
         }
         let mut gone = Vec::new();
+        // Section 5.1.2 in a group domain whose members have nices enforced: the page taken
+        // next is the enforced victim's, and its weighted age (from the last records) is the
+        // domain's candidate age where it is older than the domain's own.
+        let victim_ages: Vec<Option<f64>> = {
+            let views = Self::views(&self.domains);
+            (0..views.len())
+                .map(|i| self.nices.victim_age(i, &views))
+                .collect()
+        };
         for i in 0..self.domains.len() {
             let now = monotonic_ns();
             let d = &mut self.domains[i];
             match d.source.observe(now) {
-                Ok(obs) => {
+                Ok(mut obs) => {
+                    if let Some(age) = victim_ages[i].filter(|a| *a > obs.candidate_age_s) {
+                        obs.candidate_age_s = age;
+                    }
                     let holding = self.nices.holds_in(d.id);
                     let r = record(&self.config, obs, d.source.pressure(), holding);
                     let before = d.current.tier;
@@ -640,11 +652,9 @@ impl Daemon {
         self.enforce();
     }
 
-    /// Memory nice for processes that do not cooperate: one tick of `crate::enforce`.
-    fn enforce(&mut self) {
-        self.nices.prune();
-        let views: Vec<DomainView<'_>> = self
-            .domains
+    /// The domains as enforcement sees them, with their last records.
+    fn views(domains: &[Domain]) -> Vec<DomainView<'_>> {
+        domains
             .iter()
             .map(|d| DomainView {
                 id: d.id,
@@ -652,7 +662,13 @@ impl Daemon {
                 record: d.current,
                 requested: d.requested,
             })
-            .collect();
+            .collect()
+    }
+
+    /// Memory nice for processes that do not cooperate: one tick of `crate::enforce`.
+    fn enforce(&mut self) {
+        self.nices.prune();
+        let views = Self::views(&self.domains);
         let (log, taken) = self.nices.enforce(monotonic_ns(), &views);
         for line in log {
             self.log(format_args!("{line}"));

@@ -288,46 +288,17 @@ impl Nices {
         }
         let max_step = self.enforcer.config().max_step_bytes;
         self.release_what_cannot_be_held(&mut log);
-        // Requested groups lie under the governor's parent; only those under antsched's own
-        // parent are stepped (and only those are restored from the state file), whatever
-        // parent the daemon was given.
-        let leaf = |d: &DomainView<'_>| {
-            d.requested
-                && Path::new(d.name).starts_with(crate::RUN_PARENT)
-                && !domains
-                    .iter()
-                    .any(|o| o.requested && o.id != d.id && Path::new(o.name).starts_with(d.name))
-        };
-        let leaves: Vec<&DomainView<'_>> = domains.iter().filter(|d| leaf(d)).collect();
+        let leaves = leaves(domains);
         'domains: for (i, d) in domains.iter().enumerate() {
             let r = &d.record;
             if r.free_bytes >= r.tau_bytes {
                 self.give_back(d, r.free_bytes - r.tau_bytes, &mut log);
                 continue;
             }
-            // The machine (the first domain) holds every group; a group holds those below it.
-            let under: Vec<&DomainView<'_>> = leaves
-                .iter()
-                .filter(|g| g.id != d.id && (i == 0 || Path::new(g.name).starts_with(d.name)))
-                .copied()
-                .collect();
+            let (under, mut candidates) = self.candidates(i, d, &leaves);
             if under.is_empty() {
                 continue;
             }
-            let mut candidates: Vec<Candidate> = under
-                .iter()
-                .filter_map(|g| {
-                    let nice = enforced_nice(&self.groups, &self.pids, Path::new(g.name))
-                        .unwrap_or_default();
-                    Some(Candidate {
-                        id: g.id,
-                        nice,
-                        candidate_age_s: g.record.candidate_age_s,
-                        reclaimable_bytes: reclaimable_bytes(Path::new(g.name))?,
-                    })
-                })
-                .filter(|c| i != 0 || before_the_machines_own(c, r.candidate_age_s))
-                .collect();
             let mut free = r.free_bytes;
             self.taken.clear();
             let mut in_flight = false;
@@ -371,6 +342,53 @@ impl Nices {
             }
         }
         (log, taken_by_id)
+    }
+
+    /// The governed groups under domain `d` (the `i`th; the machine is the first and holds
+    /// every group), and those of them enforcement may take from, as candidates.
+    fn candidates<'a>(
+        &self,
+        i: usize,
+        d: &DomainView<'_>,
+        leaves: &[&'a DomainView<'a>],
+    ) -> (Vec<&'a DomainView<'a>>, Vec<Candidate>) {
+        let under: Vec<&DomainView<'_>> = leaves
+            .iter()
+            .filter(|g| g.id != d.id && (i == 0 || Path::new(g.name).starts_with(d.name)))
+            .copied()
+            .collect();
+        let candidates = under
+            .iter()
+            .filter_map(|g| {
+                let nice =
+                    enforced_nice(&self.groups, &self.pids, Path::new(g.name)).unwrap_or_default();
+                Some(Candidate {
+                    id: g.id,
+                    nice,
+                    candidate_age_s: g.record.candidate_age_s,
+                    reclaimable_bytes: reclaimable_bytes(Path::new(g.name))?,
+                })
+            })
+            .filter(|c| i != 0 || before_the_machines_own(c, d.record.candidate_age_s))
+            .collect();
+        (under, candidates)
+    }
+
+    /// The weighted age of the page the system would take next in group domain `d` (the
+    /// `i`th of `domains`), where enforcement chooses it: the candidate age times the weight
+    /// of the group enforcement would take from first ([`Enforcer::victim`]). Section 5.1.2
+    /// prices memory by that age: with a hog niced +14 beside a program, the hog's pages go
+    /// first, and the program is told the severity of losing those, not its own. `None` for
+    /// the machine (its victim is the kernel's, among processes nobody governs too), without
+    /// enforcement, and where no governed group under `d` has a nice that changes its age.
+    pub fn victim_age(&self, i: usize, domains: &[DomainView<'_>]) -> Option<f64> {
+        if i == 0 || self.state.is_none() {
+            return None;
+        }
+        let leaves = leaves(domains);
+        let (_, candidates) = self.candidates(i, &domains[i], &leaves);
+        let v = self.enforcer.victim(&candidates)?;
+        (v.nice != MemNice::default()).then(|| v.weighted_age_s())
     }
 
     /// Limits a failed restore left lowered are written back; a held limit stays, unless the
@@ -572,6 +590,23 @@ fn number(group: &Path, file: &str) -> Result<u64, String> {
     text.trim()
         .parse()
         .map_err(|_| format!("{}: not a number: {:?}", path.display(), text.trim()))
+}
+
+/// The governed groups enforcement may step: requested (so under the governor's parent),
+/// under antsched's own parent (only those are restored from the state file, whatever parent
+/// the daemon was given), and leaves (a governed group with governed groups under it is a
+/// domain, not a candidate).
+fn leaves<'a>(domains: &'a [DomainView<'a>]) -> Vec<&'a DomainView<'a>> {
+    domains
+        .iter()
+        .filter(|d| {
+            d.requested
+                && Path::new(d.name).starts_with(crate::RUN_PARENT)
+                && !domains
+                    .iter()
+                    .any(|o| o.requested && o.id != d.id && Path::new(o.name).starts_with(d.name))
+        })
+        .collect()
 }
 
 /// Whether a step holds the group's limit lowered instead of writing it back at once. A
