@@ -590,12 +590,12 @@ impl Daemon {
                 .map(|i| self.nices.victim_age(i, &views))
                 .collect()
         };
-        for i in 0..self.domains.len() {
+        for (i, victim_age) in victim_ages.into_iter().enumerate() {
             let now = monotonic_ns();
             let d = &mut self.domains[i];
             match d.source.observe(now) {
                 Ok(mut obs) => {
-                    if let Some(age) = victim_ages[i].filter(|a| *a > obs.candidate_age_s) {
+                    if let Some(age) = victim_age.filter(|a| *a > obs.candidate_age_s) {
                         obs.candidate_age_s = age;
                     }
                     let holding = self.nices.holds_in(d.id);
