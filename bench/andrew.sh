@@ -107,6 +107,17 @@ trap andrew_cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# ANDREW_REPORT_ONLY=1 reprints the tables of the last run in $D from its saved figures (the
+# simulations, which are deterministic and take seconds, run again); otherwise measure.
+if [ "${ANDREW_REPORT_ONLY:-0}" = 1 ]; then
+for f in "$D/run.txt" "$D/results.tsv" "$D/sizes" "$D/traces/many-scan.blk"; do
+  [ -s "$f" ] || die "ANDREW_REPORT_ONLY=1 needs a finished run in $D, and $f is missing"
+done
+{ read -r REPS; read -r SEED; read -r CLIENTS; read -r DISTANCES; read -r REF_LINE; read -r VERIFY; read -r WALL; } < "$D/run.txt"
+read -r -a REF_S <<< "$REF_LINE"
+RESULTS="$D/results.tsv"
+else
+
 # --- The sources: generated once per seed, clients and directories. -------------------------
 NGEN=$((CLIENTS > 1 ? CLIENTS : 1))
 KEY="seed=$SEED clients=$NGEN dirs=$DIRS gen=$(sha256sum "$ROOT/bench/andrew-gen.py" | cut -c1-16)"
@@ -197,7 +208,7 @@ warm() {
 
 RESULTS="$D/results.tsv"
 : > "$RESULTS"
-rm -rf "$D/stats" "$D/traces" "$D/sim"
+rm -rf "$D/stats" "$D/traces"
 mkdir -p "$D/stats" "$D/traces" "$OUT"
 
 # reset_trees N: each client's repository as before the mkdir phase (src/ only).
@@ -205,8 +216,9 @@ reset_trees() { local i; for i in $(seq "$1"); do rm -rf "$B/c$i/work"; done; }
 
 # run_phase PHASE SCHED N GAP REP [TRACE]: one timed phase on a fresh mount; appends
 # "phase sched n gap rep seconds disk-requests disk-MB scheduler-name utilization disk-s
-# waits" to $RESULTS, where disk-s is the emulated disk's busy time plus its anticipation
-# waits (which host CPU contention does not lengthen).
+# waits load" to $RESULTS, where disk-s is the emulated disk's busy time plus its
+# anticipation waits (which host CPU contention does not lengthen) and load the host's
+# 1-minute load average as the phase ended (the machine may be shared).
 run_phase() {
   local phase=$1 sched=$2 n=$3 gap=$4 rep=$5 trace=${6:-} t0 t1 label i
   label="$phase-$sched-$n-$gap-$rep"
@@ -230,13 +242,13 @@ run_phase() {
       gcc) cmp -s "$B/c$i/work/andrew" "$REF/c$i/work/andrew" || { echo "bench/andrew.sh: run $label: client $i's program differs from the reference build" >&2; exit 1; } ;;
     esac
   done
-  python3 - "$D/stats/$label.json" "$phase $sched $n $gap $rep $(calc "$t1 - $t0")" >> "$RESULTS" <<'PY'
+  python3 - "$D/stats/$label.json" "$phase $sched $n $gap $rep $(calc "$t1 - $t0")" "$(cut -d' ' -f1 /proc/loadavg)" >> "$RESULTS" <<'PY'
 import json, sys
 run = json.load(open(sys.argv[1]))["runs"][0]
 ios = sum(c["ios"] for c in run["contexts"])
 disk_s = run["duration_s"] * run["utilization"] + run["anticipation"]["waited_ms"] / 1000
 print(sys.argv[2], ios, f"{run['bytes'] / 1e6:.3f}", run["scheduler"], f"{run['utilization']:.2f}",
-      f"{disk_s:.3f}", run["anticipation"]["waits"])
+      f"{disk_s:.3f}", run["anticipation"]["waits"], sys.argv[3])
 PY
   echo "  $label: $(tail -1 "$RESULTS" | cut -d' ' -f6) s" >&2
 }
@@ -297,7 +309,10 @@ done
 WALL=$(calc "$(now) - $T_START")
 printf '%s\n' "$REPS" "$SEED" "$CLIENTS" "$DISTANCES" "${REF_S[*]}" "$VERIFY" "$WALL" > "$D/run.txt"
 
+fi  # ANDREW_REPORT_ONLY
+
 # --- The simulator: bench/andrew.fio at the same distances; the recorded scan replayed. -----
+rm -rf "$D/sim"
 mkdir -p "$D/sim"
 # The real distance between client 1's copy and client 2's: client 1's copy plus client 2's
 # sources, in whole 4 KiB blocks; the job file's first client starts at 0, so the second
@@ -414,7 +429,7 @@ print(f"(change: as-aged-sptf's time against aged-sptf's, negative is shorter; d
 
 if runs("scan", "aged-sptf", 1):
     print("\none client alone:")
-    print(f"{'phase':<7} {'aged-sptf s':>12} {'as-aged-sptf s':>15} {'change':>8} {'disk s aged/as':>15}")
+    print(f"{'phase':<7} {'aged-sptf s':>12} {'as-aged-sptf s':>15} {'change':>8} {'disk s aged/as':>15} {'runs aged-sptf':>17} {'runs as-aged-sptf':>18}")
     for ph in PHASES + ["total"]:
         if ph == "total":
             a, b = med(totals("aged-sptf", 1)), med(totals("as-aged-sptf", 1))
@@ -423,7 +438,10 @@ if runs("scan", "aged-sptf", 1):
             a, b = med(col(ph, "aged-sptf", 1, 5)), med(col(ph, "as-aged-sptf", 1, 5))
             da, db = med(col(ph, "aged-sptf", 1, 10)), med(col(ph, "as-aged-sptf", 1, 10))
         disk = f"{da:7.2f}/{db:<7.2f}" if da is not None else ""
-        print(f"{ph:<7} {a:12.2f} {b:15.2f} {pct(change(a, b)):>8} {disk:>15}")
+        ra = totals("aged-sptf", 1) if ph == "total" else col(ph, "aged-sptf", 1, 5)
+        rb = totals("as-aged-sptf", 1) if ph == "total" else col(ph, "as-aged-sptf", 1, 5)
+        rng = lambda xs: f"{min(xs):.2f} to {max(xs):.2f}"
+        print(f"{ph:<7} {a:12.2f} {b:15.2f} {pct(change(a, b)):>8} {disk:>15} {rng(ra):>17} {rng(rb):>18}")
         out["one_client"][ph] = {"aged-sptf_s": a, "as-aged-sptf_s": b, "change_pct": change(a, b),
                                  "disk_s": [da, db]}
     print(f"(paper: one client shows no difference)")
@@ -461,20 +479,24 @@ print(f"  median time from a completion to the same process's next request in th
 out["sim"]["scan_trace_change_pct"] = change(sa, sb)
 
 print("\nscan phase by distance between the clients' trees (MiB added; real: one run a point, at 0 for grep -r the medians above;")
-print(" grep -r: files in the order the directories list them; in order: the same files in name order, their order on the disk):")
-print(f"{'MiB':>6} | {'grep -r: aged s':>15} {'as s':>6} {'change':>8} | {'in order: aged s':>16} {'as s':>6} {'change':>8} | "
-      f"{'sim: aged s':>11} {'as s':>6} {'change':>8}")
+print(" grep -r: files in the order the directories list them; in order: the same files in name order, their order on the disk;")
+print(" wall: the phase's time; disk: the emulated disk's busy time plus anticipation waits):")
+print(f"{'MiB':>6} | {'grep -r: aged s':>15} {'as s':>6} {'wall':>7} {'disk':>7} | {'in order: aged s':>16} {'as s':>6} {'wall':>7} {'disk':>7} | "
+      f"{'sim: aged s':>11} {'as s':>6} {'change':>7}")
 def pair(phase, g):
     a, b = med(col(phase, "aged-sptf", clients, 5, g)), med(col(phase, "as-aged-sptf", clients, 5, g))
-    return a, b, change(a, b)
+    da, db = med(col(phase, "aged-sptf", clients, 10, g)), med(col(phase, "as-aged-sptf", clients, 10, g))
+    return a, b, change(a, b), change(da, db)
+def fmt(a, b, c, dc, w):
+    return f"{a:{w}.2f} {b:6.2f} {pct(c):>7} {pct(dc):>7}" if a and b else f"{'-':>{w}} {'-':>6} {'-':>7} {'-':>7}"
 for g in distances:
-    a, b, c = pair("scan", g)
-    oa, ob, oc = pair("scanord", g)
+    a, b, c, dc = pair("scan", g)
+    oa, ob, oc, odc = pair("scanord", g)
     sa, sb = sim_scan[g]["aged-sptf"], sim_scan[g]["as-aged-sptf"]
-    fmt = lambda a, b, c, w: f"{a:{w}.2f} {b:6.2f} {pct(c):>8}" if a and b else f"{'-':>{w}} {'-':>6} {'-':>8}"
-    print(f"{g:6d} | {fmt(a, b, c, 15)} | {fmt(oa, ob, oc, 16)} | {sa:11.3f} {sb:6.3f} {pct(change(sa, sb)):>8}")
-    out["sweep"].append({"gap_mib": g, "grep_r": {"aged_sptf_s": a, "as_aged_sptf_s": b, "change_pct": c},
-                         "in_order": {"aged_sptf_s": oa, "as_aged_sptf_s": ob, "change_pct": oc},
+    print(f"{g:6d} | {fmt(a, b, c, dc, 15)} | {fmt(oa, ob, oc, odc, 16)} | {sa:11.3f} {sb:6.3f} {pct(change(sa, sb)):>7}")
+    out["sweep"].append({"gap_mib": g,
+                         "grep_r": {"aged_sptf_s": a, "as_aged_sptf_s": b, "change_pct": c, "disk_change_pct": dc},
+                         "in_order": {"aged_sptf_s": oa, "as_aged_sptf_s": ob, "change_pct": oc, "disk_change_pct": odc},
                          "sim": {"aged_sptf_s": sa, "as_aged_sptf_s": sb, "change_pct": change(sa, sb)}})
 
 # What each phase's requests were, by program (the first aged-sptf run).
@@ -490,6 +512,11 @@ for ph in PHASES:
     by_prog[ph] = {k: {"requests": v[0], "mb": round(v[1] / 1e6, 3)} for k, v in agg.items()}
     print(f"  {ph:<6} " + (", ".join(f"{k} {v[0]} ({v[1] / 1e6:.2f} MB)" for k, v in sorted(agg.items())) or "none"))
 out["requests_by_program"] = by_prog
+loads = [float(r[12]) for r in rows if len(r) > 12]
+if loads:
+    print(f"\nhost load (1-minute load average as each phase ended, {len(loads)} phases): "
+          f"median {statistics.median(loads):.1f}, {min(loads):.1f} to {max(loads):.1f} on {os.cpu_count()} CPUs")
+    out["host_load"] = {"median": statistics.median(loads), "min": min(loads), "max": max(loads), "cpus": os.cpu_count()}
 print(f"\nintegrity: {verify}")
 print(f"measured in {float(wall):.0f} s (runs, sweep and integrity check)")
 json.dump(out, open(os.path.join(d, "andrew.json"), "w"), indent=1)
