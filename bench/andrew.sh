@@ -12,8 +12,8 @@
 #
 # - The sources: real C that gcc compiles, written by bench/andrew-gen.py from SEED: per
 #   client a header and 70 C files (the paper's 71 C source files), spread over DIRS
-#   directories (default 5), log-normal sizes (median 4 KiB, clipped to 600 B..48 KiB: about
-#   6 KB a file and 440 KB a client, as the original Andrew tree's 70 files and 200 KB).
+#   directories (default 5), log-normal sizes (target median 4 KiB, clipped to 600 B..48 KiB:
+#   about 6 KB a file and 440 KB a client, as the original Andrew tree's 70 files and 200 KB).
 #   Each client's tree has its own bytes. The program each client builds must equal a
 #   reference build made outside the mount, and the stat, grep and wc outputs the reference's.
 # - The backing directory holds c1/ (client 1: src/, then work/), c1-gap/gap (a sparse file),
@@ -31,17 +31,27 @@
 #   medians of each phase and of the runs' totals are compared. One client alone is run
 #   under aged-sptf and as-aged-sptf as well (the paper: no difference).
 # - The simulator runs bench/andrew.fio (the scan phase as a job file) at the same distances,
-#   and replays the requests the mount recorded in the scan phase of the first aged-sptf run.
-# - The distance between the clients' trees is swept for the scan phase (one run a point).
-# - Finally every file of every tree is read through a fresh mount and its SHA-256 compared
+#   and replays the requests the mount recorded in the cp and scan phases of the first
+#   aged-sptf run (two clients, and one) under both schedulers.
+# - The distance between the clients' trees is swept for the scan phase (one run a point),
+#   with the scan also run over each tree's files in name order, their order on the disk
+#   (grep -r reads them in the order the backing file system lists them).
+# - After the main runs every file of every tree is read through a fresh mount and its SHA-256 compared
 #   with the backing file's.
 # Prints the tables and writes the figures to $ANTSCHED_BENCH_DIR/andrew/andrew.json.
-# About 7 minutes on a 2-core machine.
+# About 9 minutes on a shared 2-core machine.
+#
+# What the mount does not model shows in the figures: directories and stat are not on the
+# emulated disk (mkdir and stat make no disk requests), and writes are write-through (cp's
+# and gcc's writes each wait for the disk); the README's section on this script says how
+# that moves each phase's gain from the paper's.
 #
 #   sudo bench/andrew.sh [REPS] [SEED]   (REPS 1 to 20, default 3; SEED a whole number, default 1)
 #   ANDREW_CLIENTS=2 (clients of the main table, 2 to 8)  ANDREW_DIRS=5 (directories a tree)
 #   ANDREW_ONE=1 (also run one client alone; 0 skips it)
 #   ANDREW_DISTANCES="1024 4096 16384 30720" (MiB added between the trees; "" skips the sweep)
+#   ANDREW_REPORT_ONLY=1 (reprint the last run's tables from $ANTSCHED_BENCH_DIR/andrew; the
+#                         simulations run again, nothing is measured)
 set -euo pipefail
 
 REPS=${1:-3}
@@ -336,6 +346,9 @@ done
 python3 - "$RESULTS" "$D" "$SEED" "$REPS" "$CLIENTS" "$DISK" "$VERIFY" "${REF_S[*]}" "0 $DISTANCES" "$WALL" "$TREE_KIB" "$TREE2_KIB" <<'PY'
 import json, os, statistics, sys
 res, d, seed, reps, clients, disk, verify, ref_s, distances, wall, tree_kib, tree2_kib = sys.argv[1:]
+import builtins
+def print(*parts):
+    builtins.print(" ".join(str(x) for x in parts).rstrip())
 reps, clients = int(reps), int(clients)
 distances = [int(x) for x in distances.split()]
 rows = [l.split() for l in open(res) if l.strip()]
