@@ -37,6 +37,8 @@
 #   sudo bench/apache.sh [REPS] [SEED]   (REPS 1 to 20, default 3; SEED a whole number, default 1)
 #   APACHE_DURATION=10 (seconds a run)  APACHE_CLIENTS="16 48"  APACHE_PORT=18416
 #   APACHE_MODES="read mmap mixed"
+#   APACHE_REPORT_ONLY=1 (reprint the last run's table from $ANTSCHED_BENCH_DIR/apache; the
+#                         simulations run again, nothing is measured)
 set -euo pipefail
 
 REPS=${1:-3}
@@ -127,6 +129,20 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; }
+
+# APACHE_REPORT_ONLY=1 reprints the table of the last run in $D from its saved figures (the
+# simulations, which are deterministic and take seconds, run again); otherwise measure.
+if [ "${APACHE_REPORT_ONLY:-0}" = 1 ]; then
+for f in "$D/run.txt" "$D/results.tsv" "$D/gen/stats.json"; do
+  [ -s "$f" ] || { echo "bench/apache.sh: APACHE_REPORT_ONLY=1 needs a finished run in $D, and $f is missing" >&2; exit 1; }
+done
+{ read -r REPS; read -r SEED; read -r DURATION; read -r CLIENTS; read -r MODES_LINE; read -r VERIFY; read -r WALL
+  read -r UPTIME_START; read -r UPTIME_END; } < "$D/run.txt"
+read -r -a CLIENT_LIST <<< "$CLIENTS"
+read -r -a MODES <<< "$MODES_LINE"
+RESULTS="$D/results.tsv"
+else
+rm -f "$D/run.txt"   # written again when this run finishes; a cut-short run has none
 if port_busy; then
   echo "bench/apache.sh: something already listens on 127.0.0.1:$PORT; set APACHE_PORT" >&2; exit 1
 fi
@@ -314,6 +330,8 @@ else
   VERIFY="MISMATCH: see diff $D/gen/backing.sha256 $D/fetched.sha256"
 fi
 
+fi  # APACHE_REPORT_ONLY
+
 # --- The simulator: bench/apache.fio in the read and mmap modes at each concurrency, and the
 # recorded requests replayed. ------------------------------------------------------------------
 read -r PAGES READS SIZE_MIB < <(python3 -c '
@@ -321,6 +339,7 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 print(round(s["request_list"]["pages_per_request"]), round(s["request_list"]["reads_per_request"]),
       -(-s["file_bytes"] // 1048576))' "$D/gen/stats.json")
+DELAYS="0 50 100 150 200 300"
 sim_job() {  # sim_job MODE CLIENTS > job: bench/apache.fio for this seed, mode and concurrency
   local mode=$1 c=$2 n=$PAGES
   [ "$mode" = read ] && n=$READS
@@ -340,6 +359,13 @@ for c in "${CLIENT_LIST[@]}"; do
     "$ANTSCHED" sim "$D/sim/$mode-$c.fio" --disk "$DISK" --scheduler aged-sptf --scheduler as-aged-sptf \
       --json "$D/sim/$mode-$c.json" > /dev/null
   done
+  # How the simulated mmap gain depends on the time between a page's completion and the next
+  # page fault reaching the disk (the report prints what the mount saw).
+  for us in $DELAYS; do
+    sed "s/^antsched_issue_delay=.*/antsched_issue_delay=${us}us/" "$D/sim/mmap-$c.fio" > "$D/sim/mmap-$c-delay-$us.fio"
+    "$ANTSCHED" sim "$D/sim/mmap-$c-delay-$us.fio" --disk "$DISK" --scheduler aged-sptf --scheduler as-aged-sptf \
+      --json "$D/sim/mmap-$c-delay-$us.json" > /dev/null
+  done
   for mode in "${MODES[@]}"; do
     "$ANTSCHED" sim --trace "$D/traces/$mode-$c.blk" --replay closed --disk "$DISK" \
       --scheduler aged-sptf --scheduler as-aged-sptf --json "$D/sim/trace-$mode-$c.json" > /dev/null
@@ -347,12 +373,18 @@ for c in "${CLIENT_LIST[@]}"; do
 done
 
 # --- Tables and JSON. ------------------------------------------------------------------------
-T_END=$(now)
-UPTIME_END=$(uptime)
+if [ "${APACHE_REPORT_ONLY:-0}" != 1 ]; then
+  WALL=$(calc "$(now) - $T_START")
+  UPTIME_END=$(uptime)
+  # What the report needs besides results.tsv, stats/, wrk/, traces/ and gen/stats.json.
+  printf '%s\n' "$REPS" "$SEED" "$DURATION" "$CLIENTS" "${MODES[*]}" "$VERIFY" "$WALL" "$UPTIME_START" "$UPTIME_END" > "$D/run.txt"
+fi
 python3 - "$RESULTS" "$D" "$REPS" "$SEED" "$DURATION" "$CLIENTS" "${MODES[*]}" "$DISK" "$VERIFY" \
-  "$(calc "$T_END - $T_START")" "$UPTIME_START" "$UPTIME_END" "$(/usr/sbin/apache2 -v | head -1)" "$(wrk -v 2>&1 | head -1)" <<'PY'
+  "$WALL" "$UPTIME_START" "$UPTIME_END" "$(/usr/sbin/apache2 -v | head -1)" "$(wrk -v 2>&1 | head -1)" \
+  "$DELAYS" <<'PY'
 import json, os, statistics, sys
-(res, d, reps, seed, duration, clients, modes, disk, verify, wall, up0, up1, apache_v, wrk_v) = sys.argv[1:]
+(res, d, reps, seed, duration, clients, modes, disk, verify, wall, up0, up1, apache_v, wrk_v, delays) = sys.argv[1:]
+delays = [int(x) for x in delays.split()]
 reps, clients, modes = int(reps), [int(c) for c in clients.split()], modes.split()
 rows = [l.split() for l in open(res) if l.strip()]
 gen = json.load(open(os.path.join(d, "gen", "stats.json")))
@@ -405,8 +437,22 @@ def trace_figures(path):
                 cont += 1
                 overlap += r[0] < prev[1]
                 gaps.append((r[0] - prev[1]) * 1e6)
+    waits = [g for g in gaps if g > 0]
     return {"requests": n, "mean_kib": size / max(1, n) / 1024, "continuing_pct": cont / max(1, n) * 100,
-            "continuing_in_flight_pct": overlap / max(1, cont) * 100, "median_think_continuing_us": med(gaps)}
+            "continuing_in_flight_pct": overlap / max(1, cont) * 100, "median_think_continuing_us": med(gaps),
+            "mean_think_continuing_after_us": statistics.mean(waits) if waits else None}
+
+def anticipation(mode, c):
+    """The as-aged-sptf runs' anticipation, from their mount statistics: waits a second, the
+    share that the process's next request ended (hits), the mean wait and the share of the
+    run the disk spent waiting."""
+    st = [json.load(open(os.path.join(d, "stats", f"{mode}-as-aged-sptf-{c}-{r}.json")))["runs"][0]
+          for r in range(1, reps + 1)]
+    a = [x["anticipation"] for x in st]
+    return {"waits_per_s": med([x["waits"] / s["duration_s"] for x, s in zip(a, st)]),
+            "hits_pct": med([x["hits"] / max(1, x["waits"]) * 100 for x in a]),
+            "mean_wait_us": med([x["waited_ms"] * 1000 / max(1, x["waits"]) for x in a]),
+            "waiting_share_pct": med([x["waited_ms"] / 10 / s["duration_s"] for x, s in zip(a, st)])}
 
 default_name = next((r[8] for r in rows if r[1] == "default"), "?")
 out = {"disk": disk, "seed": int(seed), "reps": reps, "duration_s": int(duration), "clients": clients,
@@ -424,7 +470,7 @@ print(f"files: median {fs['median_bytes']:.0f} B, mean {fs['mean_bytes'] / 1000:
 print("(paper: median 4,768 B, mean 86 KB, 13 KB without the largest 5%; 1,000 requests touch 745 files)")
 for mode in modes:
     print(f"\n{TITLE[mode]}:")
-    print(f"{'clients':>7} {'scheduler':<27} {'MB/s':>6} {'req/s':>7} {'gain':>6} {'disk MB/s':>9} "
+    print(f"{'clients':>7} {'scheduler':<27} {'MB/s':>6} {'req/s':>7} {'gain':>6} {'req':>5} {'disk MB/s':>9} "
           f"{'disk busy':>9} {'KiB/read':>8} {'sim MB/s':>8} {'sim gain':>8} {'replay':>7} {'paper':>6}")
     m = out["modes"][mode] = {}
     for c in clients:
@@ -450,7 +496,7 @@ for mode in modes:
             trg = gain(s_tr["aged-sptf"], s_tr["as-aged-sptf"]) if s_tr and s == "as-aged-sptf" else None
             label = s if s != "default" else f"default ({default_name})"
             paper = f"+{PAPER[mode]}%" if s == "as-aged-sptf" else ""
-            print(f"{c:>7} {label:<27} {mb:6.2f} {rq:7.1f} {pct(g) if s != 'aged-sptf' else '':>6} {med(dmbs):9.2f} "
+            print(f"{c:>7} {label:<27} {mb:6.2f} {rq:7.1f} {pct(g) if s != 'aged-sptf' else '':>6} {pct(gr) if s != 'aged-sptf' else '':>5} {med(dmbs):9.2f} "
                   f"{med(util):9.2f} {med(kib):8.1f} {(f'{simv:.2f}' if simv else '-'):>8} "
                   f"{(pct(sg) if sg is not None else ''):>8} {(pct(trg) if trg is not None else ''):>7} {paper:>6}")
             mc[s] = {"mb_s": mb, "req_s": rq, "gain_pct": g, "req_gain_pct": gr, "disk_mb_s": med(dmbs),
@@ -460,13 +506,26 @@ for mode in modes:
         mc["replay_mb_s"] = s_tr
         mc["replay_gain_pct"] = gain(s_tr["aged-sptf"], s_tr["as-aged-sptf"]) if s_tr else None
         mc["recorded_aged_sptf"] = tf
+        an = mc["anticipation_as_aged_sptf"] = anticipation(mode, c)
+        mt = tf["mean_think_continuing_after_us"]
         print(f"{'':>7} recorded (aged-sptf): {tf['requests']} reads of {tf['mean_kib']:.1f} KiB mean; "
               f"{tf['continuing_pct']:.0f}% continue the process's previous read, {tf['continuing_in_flight_pct']:.0f}% of "
-              f"those issued before it completed; median {tf['median_think_continuing_us'] or 0:.0f} us from its completion")
-print("\n(MB/s and req/s: wrk's bytes and completed requests over its run; gain: as-aged-sptf or the default over")
-print(" aged-sptf in MB/s; disk MB/s, disk busy, KiB/read: what reached the emulated disk; sim: antsched sim of")
+              f"those issued before it completed; from its completion median {tf['median_think_continuing_us'] or 0:.0f} us"
+              + (f", mean {mt:.0f} us of those after" if mt else ""))
+        print(f"{'':>7} as-aged-sptf anticipation: {an['waits_per_s']:.0f} waits a second, {an['hits_pct']:.0f}% ended by "
+              f"the process's next request, mean wait {an['mean_wait_us']:.0f} us, the disk waiting {an['waiting_share_pct']:.0f}% of the run")
+print("\n(MB/s and req/s: wrk's bytes and completed requests over its run; gain, req: as-aged-sptf or the default")
+print(" over aged-sptf in MB/s and in req/s; disk MB/s, disk busy, KiB/read: what reached the emulated disk; sim: antsched sim of")
 print(" bench/apache.fio for the mode (the mixed mode has no job of its own); replay: the requests the mount")
 print(" recorded in the first aged-sptf run, replayed closed-loop under both schedulers; paper: SOSP 2001, 4.4)")
+if "mmap" in modes:
+    print("sim gain of bench/apache.fio (mmap) by the time from a page's completion to the next fault reaching the disk")
+    print("(antsched_issue_delay; the job file: 50 us):")
+    for c in clients:
+        sw = {us: sim(f"mmap-{c}-delay-{us}.json") for us in delays}
+        out["modes"]["mmap"][str(c)]["sim_gain_by_issue_delay_us"] = {
+            str(us): gain(v["aged-sptf"], v["as-aged-sptf"]) for us, v in sw.items()}
+        print(f"  {c} clients: " + ", ".join(f"{us} us {pct(gain(v['aged-sptf'], v['as-aged-sptf']))}" for us, v in sw.items()))
 if "mixed" in modes:
     mx = out["modes"]["mixed"]
     print("paper, default mode: 2.2 -> 3.5 MB/s; here " + "; ".join(
