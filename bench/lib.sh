@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the bench/ scripts: build antsched, mount and unmount it, time things.
 # Source it; it sets ANTSCHED, WORK and helpers. Needs root, /dev/fuse and the tools each
 # script names (apt-get install fuse3 fio sqlite3).
