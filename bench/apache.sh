@@ -32,7 +32,7 @@
 # - Finally every file is fetched from Apache on a fresh mount and its SHA-256 compared with
 #   the backing file's.
 # Prints the table and writes the figures to $ANTSCHED_BENCH_DIR/apache/apache.json. About
-# 15 minutes with the defaults.
+# 13 minutes with the defaults (on a shared 2-core machine).
 #
 #   sudo bench/apache.sh [REPS] [SEED]   (REPS 1 to 20, default 3; SEED a whole number, default 1)
 #   APACHE_DURATION=10 (seconds a run)  APACHE_CLIENTS="16 48"  APACHE_PORT=18416
