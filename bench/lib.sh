@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the bench/ scripts: build antsched, mount and unmount it, time things.
 # Source it; it sets ANTSCHED, WORK and helpers. Needs root, /dev/fuse and the tools each
 # script names (apt-get install fuse3 fio sqlite3).
@@ -24,13 +25,16 @@ fi
 MOUNT_PID=""
 MOUNT_DIR=""
 
+# Where the mounts' output goes; a script run beside others that share $WORK may set its own.
+MOUNT_LOGS=${MOUNT_LOGS:-$WORK}
+
 # start_mount TAG BACKING MOUNTPOINT [antsched mount options...]: mounts in the background
-# (its output in $WORK/mount-TAG.{out,err}) and waits until the mount is up.
+# (its output in $MOUNT_LOGS/mount-TAG.{out,err}) and waits until the mount is up.
 start_mount() {
   local tag=$1 backing=$2 mnt=$3; shift 3
-  mkdir -p "$mnt"
+  mkdir -p "$mnt" "$MOUNT_LOGS"
   "$ANTSCHED" mount "$backing" "$mnt" "$@" \
-    >"$WORK/mount-$tag.out" 2>"$WORK/mount-$tag.err" &
+    >"$MOUNT_LOGS/mount-$tag.out" 2>"$MOUNT_LOGS/mount-$tag.err" &
   MOUNT_PID=$!
   MOUNT_DIR=$mnt
   for _ in $(seq 400); do
@@ -38,7 +42,7 @@ start_mount() {
     if ! kill -0 "$MOUNT_PID" 2>/dev/null; then break; fi
     sleep 0.05
   done
-  cat "$WORK/mount-$tag.err" >&2
+  cat "$MOUNT_LOGS/mount-$tag.err" >&2
   echo "bench: the mount did not come up" >&2
   exit 1
 }
@@ -51,7 +55,7 @@ mount_with() {
 
 # mount_default BACKING MOUNTPOINT [antsched mount options...]: as mount_with, but without
 # --scheduler, so the mount runs the scheduler it uses when none is named (its stats.json
-# says which). Its output goes to $WORK/mount-default.{out,err}.
+# says which). Its output goes to $MOUNT_LOGS/mount-default.{out,err}.
 mount_default() {
   local backing=$1 mnt=$2; shift 2
   start_mount default "$backing" "$mnt" "$@"
@@ -64,7 +68,7 @@ unmount_saving() {
   wait "$MOUNT_PID"
   MOUNT_PID=""
   if mountpoint -q "$MOUNT_DIR"; then
-    echo "bench: $MOUNT_DIR is still mounted after antsched exited; see $WORK/mount-*.err" >&2
+    echo "bench: $MOUNT_DIR is still mounted after antsched exited; see $MOUNT_LOGS/mount-*.err" >&2
     umount -l "$MOUNT_DIR"
     exit 1
   fi

@@ -32,6 +32,13 @@ pub struct Args {
     /// decide; what a user creates is created as that user, so it is theirs from the start).
     #[arg(long)]
     allow_other: bool,
+    /// FUSE request threads: how many requests the scheduler can see (and the disk serve) at
+    /// once. More processes than this reading at once queue in the kernel, out of the
+    /// scheduler's sight; give at least as many as the processes (an Apache with 48
+    /// connections: 48 or more).
+    #[arg(long, default_value_t = 16, value_name = "N",
+          value_parser = clap::value_parser!(u16).range(1..=1024))]
+    threads: u16,
     /// Print where each file lies on the emulated disk.
     #[arg(long)]
     show_layout: bool,
@@ -72,6 +79,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     };
     cfg.context = a.context;
     cfg.allow_other = a.allow_other;
+    cfg.threads = usize::from(a.threads);
     cfg.record = a.record;
     cfg.record_format = a.record_format;
     let mount = antsched_fuse::mount(&cfg)?;

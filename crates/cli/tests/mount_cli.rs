@@ -96,6 +96,8 @@ fn sigterm_unmounts_cleanly_and_prints_the_final_statistics() {
             "nvme-ssd",
             "--scheduler",
             "as-sptf",
+            "--threads",
+            "32",
             "--show-layout",
         ])
         .arg(s.b())
@@ -169,6 +171,15 @@ fn bad_paths_are_refused_with_a_clear_error_and_nothing_mounted() {
             "job".as_ref(),
         ],
         "tgid",
+    );
+    refused(
+        &[
+            s.b().as_os_str(),
+            s.m().as_os_str(),
+            "--threads".as_ref(),
+            "0".as_ref(),
+        ],
+        "1..=1024",
     );
     assert!(!is_mounted(&s.m()));
 }

@@ -210,6 +210,9 @@ pub struct AntFs {
     written: Condvar,
     direct_io: bool,
     readahead: Option<u32>,
+    /// The kernel's limit on background requests (read-ahead, asynchronous direct I/O) in
+    /// flight to this server; see `init`.
+    max_background: u16,
     /// Per backing file, its version (see [`Version`]) as the server last saw it: after
     /// its own changes, at opens and at reads. A file found at another version changed in
     /// BACKING behind the mount, and the kernel's cached pages of it are stale.
@@ -533,6 +536,7 @@ impl AntFs {
         backing: PathBuf,
         direct_io: bool,
         readahead: Option<u32>,
+        max_background: u16,
     ) -> Result<AntFs, std::io::Error> {
         let st =
             stat_fd(root.as_raw_fd()).map_err(|e| std::io::Error::from_raw_os_error(e.code()))?;
@@ -557,6 +561,7 @@ impl AntFs {
             written: Condvar::new(),
             direct_io,
             readahead,
+            max_background,
             versions: Mutex::new(FxHashMap::default()),
             chown: root_user,
             server_groups: own_groups()?,
@@ -983,6 +988,12 @@ impl Filesystem for AntFs {
                 let _ = config.set_max_readahead(max);
             }
         }
+        // The kernel holds read-ahead beyond this many background requests in its own queue,
+        // where the scheduler cannot see them: with more processes reading ahead than that,
+        // a process's next read-ahead would wait behind the others' however the scheduler
+        // chose. As many as the server has request threads (the congestion threshold
+        // follows, at 3/4).
+        let _ = config.set_max_background(self.max_background.max(1));
         Ok(())
     }
 

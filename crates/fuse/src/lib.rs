@@ -99,7 +99,8 @@ pub struct MountConfig {
     pub context: ContextKind,
     pub allow_other: bool,
     /// FUSE request threads: how many requests can be served (and waiting on the disk) at
-    /// once.
+    /// once. The kernel's limit on background requests (read-ahead) in flight is as many,
+    /// and at least 16 (fuser's default).
     pub threads: usize,
     /// Seed of schedulers that draw lots.
     pub seed: u64,
@@ -535,6 +536,7 @@ pub fn mount(cfg: &MountConfig) -> Result<Mount, MountError> {
         checked.backing.clone(),
         cfg.cache == CacheMode::DirectIo,
         readahead_kib.map(|k| k.saturating_mul(1024)),
+        u16::try_from(cfg.threads.max(16)).unwrap_or(u16::MAX),
     )
     .map_err(|source| MountError::BackingUnreadable {
         path: cfg.backing.clone(),
