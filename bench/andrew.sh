@@ -343,7 +343,7 @@ for t in "$D"/traces/*.blk; do
 done
 
 # --- Tables and JSON. -----------------------------------------------------------------------
-python3 - "$RESULTS" "$D" "$SEED" "$REPS" "$CLIENTS" "$DISK" "$VERIFY" "${REF_S[*]}" "0 $DISTANCES" "$WALL" "$TREE_KIB" "$TREE2_KIB" <<'PY'
+BENCH_DIR="$ROOT/bench" python3 - "$RESULTS" "$D" "$SEED" "$REPS" "$CLIENTS" "$DISK" "$VERIFY" "${REF_S[*]}" "0 $DISTANCES" "$WALL" "$TREE_KIB" "$TREE2_KIB" <<'PY'
 import json, os, statistics, sys
 res, d, seed, reps, clients, disk, verify, ref_s, distances, wall, tree_kib, tree2_kib = sys.argv[1:]
 import builtins
@@ -380,23 +380,8 @@ def sim(name):
 sim_scan = {g: sim(f"scan-{g}.json") for g in distances}
 sim_trace = sim("trace-many-scan.json")
 
-def think_us(path):
-    """Median time from a completion to the same process's next request, in us, in a trace the
-    mount recorded (blkparse; completions matched to requests by sector and length)."""
-    pending, done, gaps = {}, {}, []
-    for line in open(path):
-        f = line.split()
-        if len(f) < 10 or f[5] not in ("Q", "C"):
-            continue
-        t, key = float(f[3]), (f[7], f[9])
-        if f[5] == "Q":
-            ctx = f[10] if len(f) > 10 else ""
-            if ctx in done:
-                gaps.append((t - done.pop(ctx)) * 1e6)
-            pending[key] = ctx
-        elif key in pending:
-            done[pending.pop(key)] = t
-    return statistics.median(gaps) if gaps else None
+sys.path.insert(0, os.environ["BENCH_DIR"])
+from blk_think import think_us  # noqa: E402
 think = think_us(os.path.join(d, "traces", "many-scan.blk"))
 
 ref = [float(x) for x in ref_s.split()]

@@ -281,7 +281,7 @@ for mode in "${MODES[@]}"; do
 done
 
 # --- Tables and JSON. ------------------------------------------------------------------------
-python3 - "$RESULTS" "$D" "$B" "$FILES" "$SEED" "$REPS" "$DISK" "$VERIFY" "${REF_S[*]}" "0 $DISTANCES" "$DELAYS" <<'PY'
+BENCH_DIR="$ROOT/bench" python3 - "$RESULTS" "$D" "$B" "$FILES" "$SEED" "$REPS" "$DISK" "$VERIFY" "${REF_S[*]}" "0 $DISTANCES" "$DELAYS" <<'PY'
 import json, os, statistics, sys
 res, d, backing, files, seed, reps, disk, verify, ref_s, distances, delays = sys.argv[1:]
 delays = [int(x) for x in delays.split()]
@@ -317,24 +317,8 @@ sim_delay = {us: sim(f"delay-{us}.json") for us in delays}
 sim_trace = {m: sim(f"trace-{m}.json") for m, _ in MODES}
 sim_order = sim("in-order.json")
 
-def think_us(path):
-    """Median time from a completion to the same process's next request, in us, in a trace
-    the mount recorded (blkparse: a request's Q line names its context, its C line does not,
-    so completions are matched to requests by sector and length)."""
-    pending, done, gaps = {}, {}, []
-    for line in open(path):
-        f = line.split()
-        if len(f) < 10 or f[5] not in ("Q", "C"):
-            continue
-        t, key = float(f[3]), (f[7], f[9])
-        if f[5] == "Q":
-            ctx = f[10] if len(f) > 10 else ""
-            if ctx in done:
-                gaps.append((t - done.pop(ctx)) * 1e6)
-            pending[key] = ctx
-        elif key in pending:
-            done[pending.pop(key)] = t
-    return statistics.median(gaps) if gaps else None
+sys.path.insert(0, os.environ["BENCH_DIR"])
+from blk_think import think_us  # noqa: E402
 think = think_us(os.path.join(d, "traces", "direct.blk"))
 
 out = {"disk": disk, "seed": int(seed), "files_per_tree": files, "reps": reps,

@@ -322,18 +322,26 @@ fn mem_watch_prints_json_lines_and_writes_the_plot() {
     );
 }
 
+/// Whether this machine and user can make v1 memory groups; says why not when not.
+fn can_make_memory_groups() -> bool {
+    if !std::path::Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").is_file() {
+        cannot_run("no cgroup v1 memory hierarchy at /sys/fs/cgroup/memory");
+        return false;
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        cannot_run("not root: cannot make a memory cgroup");
+        return false;
+    }
+    true
+}
+
 /// `antsched mem run` puts CMD in a new group with the limit asked, a running memd governs
 /// it (its status lists the group), the group is gone when CMD exits, and the exit status
 /// is CMD's.
 #[test]
 fn mem_run_runs_a_command_in_a_governed_group_and_removes_it() {
-    if !std::path::Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").is_file() {
-        cannot_run("no cgroup v1 memory hierarchy at /sys/fs/cgroup/memory");
-        return;
-    }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        cannot_run("not root: cannot make a memory cgroup");
+    if !can_make_memory_groups() {
         return;
     }
     let dir = scratch("memrun");
@@ -434,13 +442,7 @@ fn mem_run_runs_a_command_in_a_governed_group_and_removes_it() {
 /// the commands exit.
 #[test]
 fn mem_run_inside_a_mem_run_group_nests_its_group() {
-    if !std::path::Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").is_file() {
-        cannot_run("no cgroup v1 memory hierarchy at /sys/fs/cgroup/memory");
-        return;
-    }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        cannot_run("not root: cannot make a memory cgroup");
+    if !can_make_memory_groups() {
         return;
     }
     let dir = scratch("memrun-nest");
