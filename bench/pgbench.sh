@@ -281,7 +281,7 @@ run_case() {
   restore
   truncate -s "${gap}M" "$B/$GAP"
   local opts=(--disk "$DISK" --direct-io --allow-other)
-  [ -n "$trace" ] && opts+=(--record "$trace" --record-format blkparse)
+  [ -n "$trace" ] && opts+=(--record "$trace" --record-format blkparse --show-layout)
   if [ "$sched" = default ]; then
     mount_default "$B" "$M" "${opts[@]}"
   else
@@ -312,6 +312,9 @@ run_case() {
   CLIENT_PIDS=()
   stop_postgres
   unmount_saving "$D/stats/$label.json"
+  # Where each file lay (the mount prints it with --show-layout), to tell the recorded
+  # requests' files apart.
+  [ -n "$trace" ] && cp "$WORK/mount-$sched.out" "${trace%.blk}.layout"
   python3 - "$D/stats/$label.json" "$variant $sched $gap $rep" "$D/out/$label".* >> "$RESULTS" <<'PY'
 import json, re, sys
 run = json.load(open(sys.argv[1]))["runs"][0]
@@ -416,7 +419,7 @@ done
 # --- Tables and JSON. ------------------------------------------------------------------------
 python3 - "$RESULTS" "$D" "$DISK" "$REPS" "$DUR" "$SCALE" "$FILLFACTOR" "$VERIFY" "0 $DISTANCES" \
   "$PGVERSION" "$OID1" "$OID2" "$BUFFERS" <<'PY'
-import json, os, statistics, sys
+import bisect, collections, json, os, statistics, sys
 res, d, disk, reps, dur, scale, ff, verify, distances, pgversion, oid1, oid2, buffers = sys.argv[1:]
 reps, dur, distances = int(reps), int(dur), [int(x) for x in distances.split()]
 rows = [l.split() for l in open(res) if l.strip()]
@@ -445,11 +448,16 @@ def trace_gain(name):
     return gain(1 / r["aged-sptf"]["duration_s"], 1 / r["as-aged-sptf"]["duration_s"])
 
 def trace_stats(path):
-    """Per request of a recorded trace: reads and writes, the postgres processes that made
-    them, and the median time from a completion to the same process's next request (us)."""
+    """From a recorded trace: its reads and writes; the median time from a completion to the
+    same process's next request (us); and, for the two client backends (the two processes
+    that made the most requests), the share of the writes they made, the median distance on
+    the disk (MiB) from each of their requests to the same client's previous one and to the
+    other client's latest one, and the share of their requests that went to an accounts
+    table and to its index (in each database directory, the largest file and the second
+    largest, from the layout the mount printed)."""
     pending, done, gaps, kinds = {}, {}, [], {"R": 0, "W": 0}
-    for line in open(path):
-        f = line.split()
+    rows = [l.split() for l in open(path)]
+    for f in rows:
         if len(f) < 10 or f[5] not in ("Q", "C"):
             continue
         t, key = float(f[3]), (f[7], f[9])
@@ -461,7 +469,41 @@ def trace_stats(path):
             pending[key] = ctx
         elif key in pending:
             done[pending.pop(key)] = t
-    return kinds, (statistics.median(gaps) if gaps else None)
+    issues = [f for f in rows if len(f) > 9 and f[5] == "Q"]
+    clients = [c for c, _ in collections.Counter(f[4] for f in issues).most_common(2)]
+    layout = []
+    for line in open(path[:-len(".blk")] + ".layout"):
+        x = line.split()
+        if len(x) == 4 and x[0].isdigit() and x[1].isdigit() and x[2].isdigit():
+            layout.append((int(x[0]), int(x[0]) + int(x[1]), int(x[2]), x[3]))
+    kind = {}
+    for db in {os.path.dirname(p) for *_, p in layout if p.startswith("pgdata/base/")}:
+        files = sorted((size, p) for _, _, size, p in layout if os.path.dirname(p) == db)
+        kind[files[-1][1]], kind[files[-2][1]] = "heap", "index"
+    layout.sort()
+    starts = [e[0] for e in layout]
+    def what(sector):
+        i = bisect.bisect_right(starts, sector) - 1
+        return kind.get(layout[i][3], "other") if i >= 0 and sector < layout[i][1] else "other"
+    last, own, other, where = {}, [], [], collections.Counter()
+    client_writes = sum(1 for f in issues if f[4] in clients and "W" in f[6])
+    for f in issues:
+        c, sector = f[4], int(f[7])
+        if c not in clients:
+            continue
+        where[what(sector)] += 1
+        o = clients[1] if c == clients[0] else clients[0]
+        if c in last:
+            own.append(abs(sector - last[c]) * 512 / 2**20)
+        if o in last:
+            other.append(abs(sector - last[o]) * 512 / 2**20)
+        last[c] = sector
+    med_or_none = lambda xs: statistics.median(xs) if xs else None
+    n = max(1, sum(where.values()))
+    return {"reads": kinds["R"], "writes": kinds["W"], "median_think_us": med_or_none(gaps),
+            "client_writes_pct": 100 * client_writes / max(1, kinds["W"]),
+            "client_heap_pct": 100 * where["heap"] / n, "client_index_pct": 100 * where["index"] / n,
+            "median_mib_to_own_previous": med_or_none(own), "median_mib_to_other_client": med_or_none(other)}
 
 default_name = next((r[7] for r in rows if r[1] == "default"), "?")
 db_mib = {oid: sum(os.path.getsize(os.path.join(d, "init", "pgdata", "base", oid, f))
@@ -481,7 +523,7 @@ for v, title, paper in VARIANTS:
     a, b, c = (med(col(v, s, 0, 4)) for s in SCHEDS)
     g, gd = gain(a, b), gain(a, c)
     sj, st = sim_gain(f"{v}-0.json"), trace_gain(f"trace-{v}.json")
-    kinds, think = trace_stats(os.path.join(d, "traces", f"{v}.blk"))
+    ts = trace_stats(os.path.join(d, "traces", f"{v}.blk"))
     print(f"{title:<17} {a:10.1f} {b:13.1f} {c:9.1f} {pct(g):>7} {pct(gd):>8} {pct(sj):>8} {pct(st):>10} {'+' + str(paper) + '%':>6}")
     out["variants"][v] = {
         "title": title, "paper_gain_pct": paper,
@@ -491,12 +533,15 @@ for v, title, paper in VARIANTS:
         "disk_utilization": {s: med(col(v, s, 0, 8)) for s in SCHEDS},
         "disk_requests": {s: med(col(v, s, 0, 9)) for s in SCHEDS},
         "gain_pct": g, "default_gain_pct": gd, "sim_job_gain_pct": sj, "sim_trace_gain_pct": st,
-        "trace_aged_sptf": {"reads": kinds["R"], "writes": kinds["W"], "median_think_us": think},
+        "trace_aged_sptf": ts,
     }
 print(f"(gain: as-aged-sptf over aged-sptf; default: the mount's default scheduler, {default_name}, over")
 print(" aged-sptf; sim job: antsched sim bench/pgbench-VARIANT.fio; sim trace: the requests the mount")
 print(" recorded of the two client backends in the first aged-sptf run, replayed closed-loop; paper: MySQL, section 9.6)")
 print("\nper variant, aged-sptf | as-aged-sptf: disk busy, disk requests a transaction; recorded trace (aged-sptf):")
+print("its reads and writes (the clients' share of the writes), the median think time, the clients' requests to the heap")
+print("and the index of pgbench_accounts, and the median distance from a client's request to its own previous one | to")
+print("the other client's latest")
 for v, title, _ in VARIANTS:
     m = out["variants"][v]
     per_txn = []
@@ -505,8 +550,9 @@ for v, title, _ in VARIANTS:
         per_txn.append(n / (m["tps"][s] * dur) if m["tps"][s] else 0)
     t = m["trace_aged_sptf"]
     print(f"  {title:<17} busy {m['disk_utilization']['aged-sptf']:.2f} | {m['disk_utilization']['as-aged-sptf']:.2f}; "
-          f"requests/txn {per_txn[0]:.2f} | {per_txn[1]:.2f}; trace: {t['reads']} reads, {t['writes']} writes, "
-          f"median think {t['median_think_us']:.0f} us")
+          f"requests/txn {per_txn[0]:.2f} | {per_txn[1]:.2f};\n    trace: {t['reads']} reads, {t['writes']} writes "
+          f"({t['client_writes_pct']:.0f}% by the clients), think {t['median_think_us']:.0f} us, heap {t['client_heap_pct']:.0f}%, "
+          f"index {t['client_index_pct']:.0f}%, {t['median_mib_to_own_previous']:.0f} | {t['median_mib_to_other_client']:.0f} MiB")
     m["disk_requests_per_txn"] = {"aged-sptf": per_txn[0], "as-aged-sptf": per_txn[1]}
 
 print(f"\ndistance between the databases (MiB of gap after db1's {db_mib[oid1]:.0f} MiB; real: one run a point, at 0 the medians above):")
