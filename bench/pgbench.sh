@@ -43,6 +43,11 @@
 #   PGBENCH_DISTANCES="4096 16384" (MiB between the databases for the sweep; "" skips it)
 #   PGBENCH_SCALE=6 (pgbench scale of each database; 1 is about 130 MiB at fillfactor 10)
 #   PGBENCH_PORT=54329 (the private instance's port; its socket is in a scratch directory)
+#   PGBENCH_BUFFERS=4MB (postgres's shared_buffers)
+#   PGBENCH_PREWARM=1 (before the clients start, read each database's accounts index into the
+#                      buffers with an index-only scan, so that with PGBENCH_BUFFERS=64MB a
+#                      transaction reads only its table page from the disk, as the paper's
+#                      MySQL with its index in memory may have)
 set -euo pipefail
 
 REPS=${1:-3}
@@ -51,7 +56,8 @@ DISTANCES=${PGBENCH_DISTANCES-4096 16384}
 SCALE=${PGBENCH_SCALE:-6}
 PORT=${PGBENCH_PORT:-54329}
 FILLFACTOR=10
-BUFFERS=4MB
+BUFFERS=${PGBENCH_BUFFERS:-4MB}
+PREWARM=${PGBENCH_PREWARM:-0}
 if ! [[ $REPS =~ ^[0-9]+$ ]] || [ "$REPS" -lt 1 ] || [ "$REPS" -gt 20 ]; then
   echo "bench/pgbench.sh: REPS must be a whole number from 1 to 20, not '$REPS'" >&2; exit 2
 fi
@@ -63,6 +69,12 @@ if ! [[ $SCALE =~ ^[0-9]+$ ]] || [ "$SCALE" -lt 1 ] || [ "$SCALE" -gt 100 ]; the
 fi
 if ! [[ $PORT =~ ^[0-9]+$ ]] || [ "$PORT" -lt 1024 ] || [ "$PORT" -gt 65535 ]; then
   echo "bench/pgbench.sh: PGBENCH_PORT must be a port from 1024 to 65535, not '$PORT'" >&2; exit 2
+fi
+if ! [[ $BUFFERS =~ ^[0-9]+[kMG]B$ ]]; then
+  echo "bench/pgbench.sh: PGBENCH_BUFFERS is postgres's shared_buffers, as 4MB or 512kB, not '$BUFFERS'" >&2; exit 2
+fi
+if ! [[ $PREWARM =~ ^[01]$ ]]; then
+  echo "bench/pgbench.sh: PGBENCH_PREWARM is 0 or 1, not '$PREWARM'" >&2; exit 2
 fi
 for d in $DISTANCES; do
   if ! [[ $d =~ ^[0-9]+$ ]] || [ "$d" -gt 30000 ]; then
@@ -263,7 +275,9 @@ if [ "${PGBENCH_REPORT_ONLY:-0}" = 1 ]; then
 for f in "$D/run.txt" "$D/results.tsv"; do
   [ -s "$f" ] || { echo "bench/pgbench.sh: PGBENCH_REPORT_ONLY=1 needs a finished run in $D, and $f is missing" >&2; exit 1; }
 done
-{ read -r REPS; read -r DUR; read -r DISTANCES; read -r VERIFY; } < "$D/run.txt"
+{ read -r REPS; read -r DUR; read -r DISTANCES; read -r VERIFY; read -r BUFFERS || true; read -r PREWARM || true; } < "$D/run.txt"
+BUFFERS=${BUFFERS:-4MB}   # (a run.txt from before these were saved: the defaults then)
+PREWARM=${PREWARM:-0}
 RESULTS="$D/results.tsv"
 else
 rm -f "$D/run.txt"   # written again when this run finishes; a cut-short run has none
@@ -297,6 +311,12 @@ run_case() {
     *-one) dbs=(db1); pgb+=(-c 2) ;;
     *-two) dbs=(db1 db2) ;;
   esac
+  if [ "$PREWARM" = 1 ]; then
+    for i in "${dbs[@]}"; do
+      psql_q -d "$i" -c "SET enable_seqscan = off" -c "SET enable_bitmapscan = off" \
+        -c "SELECT count(*) FROM pgbench_accounts" > /dev/null
+    done
+  fi
   rm -f "$D/out/$label".*
   for i in "${!dbs[@]}"; do
     as_pg "${pgb[@]}" "${dbs[$i]}" > "$D/out/$label.$i" 2>&1 &
@@ -369,7 +389,7 @@ if cmp -s "$D/backing.sha256" "$D/mount.sha256"; then
 else
   VERIFY="MISMATCH: see diff $D/backing.sha256 $D/mount.sha256"
 fi
-printf '%s\n' "$REPS" "$DUR" "$DISTANCES" "$VERIFY" > "$D/run.txt"
+printf '%s\n' "$REPS" "$DUR" "$DISTANCES" "$VERIFY" "$BUFFERS" "$PREWARM" > "$D/run.txt"
 
 fi  # PGBENCH_REPORT_ONLY
 
@@ -390,13 +410,15 @@ for v in "${VARIANTS[@]}"; do
       "$ANTSCHED" sim "$D/sim/$v-$gap.fio" --disk "$DISK" "${SIM_SCHEDS[@]}" --json "$D/sim/$v-$gap.json" > /dev/null
     done ;;
   esac
-  # The two client backends' requests (the two processes that made the most), so that the
+  # The two client backends' requests (the two processes that made the most reads in the
+  # second half of the recording, after postgres's start and any prewarming), so that the
   # replay's length is theirs and not that of postgres's start or its periodic writers.
   python3 - "$D/traces/$v.blk" > "$D/sim/trace-$v.blk" <<'PY'
 import collections, sys
 rows = [l.split() for l in open(sys.argv[1])]
-issues = collections.Counter(f[4] for f in rows if len(f) > 9 and f[5] == "Q")
-clients = {ctx for ctx, _ in issues.most_common(2)}
+issues = [f for f in rows if len(f) > 9 and f[5] == "Q"]
+later = collections.Counter(f[4] for f in issues[len(issues) // 2:] if "R" in f[6])
+clients = {ctx for ctx, _ in later.most_common(2)}
 pending = collections.Counter()
 for f in rows:
     if len(f) < 10 or f[5] not in ("Q", "C"):
@@ -418,9 +440,9 @@ done
 
 # --- Tables and JSON. ------------------------------------------------------------------------
 python3 - "$RESULTS" "$D" "$DISK" "$REPS" "$DUR" "$SCALE" "$FILLFACTOR" "$VERIFY" "0 $DISTANCES" \
-  "$PGVERSION" "$OID1" "$OID2" "$BUFFERS" <<'PY'
+  "$PGVERSION" "$OID1" "$OID2" "$BUFFERS" "$PREWARM" <<'PY'
 import bisect, collections, json, os, statistics, sys
-res, d, disk, reps, dur, scale, ff, verify, distances, pgversion, oid1, oid2, buffers = sys.argv[1:]
+res, d, disk, reps, dur, scale, ff, verify, distances, pgversion, oid1, oid2, buffers, prewarm = sys.argv[1:]
 reps, dur, distances = int(reps), int(dur), [int(x) for x in distances.split()]
 rows = [l.split() for l in open(res) if l.strip()]
 VARIANTS = [("update-one", "update, same DB", 2), ("update-two", "update, two DBs", 30),
@@ -450,11 +472,11 @@ def trace_gain(name):
 def trace_stats(path):
     """From a recorded trace: its reads and writes; the median time from a completion to the
     same process's next request (us); and, for the two client backends (the two processes
-    that made the most requests), the share of the writes they made, the median distance on
-    the disk (MiB) from each of their requests to the same client's previous one and to the
-    other client's latest one, and the share of their requests that went to an accounts
-    table and to its index (in each database directory, the largest file and the second
-    largest, from the layout the mount printed)."""
+    that made the most reads in the second half of the recording), the share of the writes
+    they made, the median distance on the disk (MiB) from each of their requests to the same
+    client's previous one and to the other client's latest one, and the share of their
+    requests that went to an accounts table and to its index (in each database directory,
+    the largest file and the second largest, from the layout the mount printed)."""
     pending, done, gaps, kinds = {}, {}, [], {"R": 0, "W": 0}
     rows = [l.split() for l in open(path)]
     for f in rows:
@@ -470,7 +492,8 @@ def trace_stats(path):
         elif key in pending:
             done[pending.pop(key)] = t
     issues = [f for f in rows if len(f) > 9 and f[5] == "Q"]
-    clients = [c for c, _ in collections.Counter(f[4] for f in issues).most_common(2)]
+    later = collections.Counter(f[4] for f in issues[len(issues) // 2:] if "R" in f[6])
+    clients = [c for c, _ in later.most_common(2)]
     layout = []
     for line in open(path[:-len(".blk")] + ".layout"):
         x = line.split()
@@ -510,12 +533,12 @@ db_mib = {oid: sum(os.path.getsize(os.path.join(d, "init", "pgdata", "base", oid
                    for f in os.listdir(os.path.join(d, "init", "pgdata", "base", oid)) if f != "zz-gap") / 2**20
           for oid in (oid1, oid2)}
 out = {"disk": disk, "postgres": pgversion, "scale": int(scale), "fillfactor": int(ff),
-       "db_mib": [round(db_mib[oid1]), round(db_mib[oid2])], "shared_buffers": buffers, "reps": reps,
+       "db_mib": [round(db_mib[oid1]), round(db_mib[oid2])], "shared_buffers": buffers, "prewarmed_index": prewarm == "1", "reps": reps,
        "seconds": dur, "default_scheduler": default_name, "variants": {}, "sweep": [], "verify": verify}
 print()
 print(f"TPC-B (pgbench, {pgversion}) on antsched mount (--direct-io), {disk}: "
       f"two clients; scale {scale}, fillfactor {ff}: {db_mib[oid1]:.0f} MiB a database;")
-print(f"shared_buffers {buffers}; synchronous_commit off; {dur} s a run from a fresh postgres; "
+print(f"shared_buffers {buffers}{' (index read in first)' if prewarm == '1' else ''}; synchronous_commit off; {dur} s a run from a fresh postgres; "
       f"median of {reps} runs; transactions per second (both clients)")
 hdr = f"{'variant':<17} {'aged-sptf':>10} {'as-aged-sptf':>13} {'default':>9} {'gain':>7} {'default':>8} {'sim job':>8} {'sim trace':>10} {'paper':>6}"
 print(hdr)
