@@ -31,8 +31,8 @@
 #   and the next run restores anyway), unmount. A result is transactions per second (the
 #   clients' sum of pgbench's figure without connection time), the median of REPS runs.
 # - The simulator runs bench/pgbench-{select,update}-{one,two}.fio (the variants' access
-#   patterns as job files) under both schedulers, at each distance, and replays the requests
-#   the mount recorded in the first aged-sptf run of each variant.
+#   patterns as job files) under both schedulers, at each distance, and replays the two
+#   client backends' requests the mount recorded in the first aged-sptf run of each variant.
 # - Finally, with postgres stopped, every file of the data directory is read through a fresh
 #   mount and its SHA-256 compared with the backing file's.
 # Prints the tables and writes the figures to $ANTSCHED_BENCH_DIR/pgbench/pgbench.json.
