@@ -381,7 +381,7 @@ sim_scan = {g: sim(f"scan-{g}.json") for g in distances}
 sim_trace = sim("trace-many-scan.json")
 
 sys.path.insert(0, os.environ["BENCH_DIR"])
-from blk_think import think_us  # noqa: E402
+from report import think_us  # noqa: E402
 think = think_us(os.path.join(d, "traces", "many-scan.blk"))
 
 ref = [float(x) for x in ref_s.split()]

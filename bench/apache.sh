@@ -379,7 +379,7 @@ if [ "${APACHE_REPORT_ONLY:-0}" != 1 ]; then
   # What the report needs besides results.tsv, stats/, wrk/, traces/ and gen/stats.json.
   printf '%s\n' "$REPS" "$SEED" "$DURATION" "$CLIENTS" "${MODES[*]}" "$VERIFY" "$WALL" "$UPTIME_START" "$UPTIME_END" > "$D/run.txt"
 fi
-python3 - "$RESULTS" "$D" "$REPS" "$SEED" "$DURATION" "$CLIENTS" "${MODES[*]}" "$DISK" "$VERIFY" \
+BENCH_DIR="$ROOT/bench" python3 - "$RESULTS" "$D" "$REPS" "$SEED" "$DURATION" "$CLIENTS" "${MODES[*]}" "$DISK" "$VERIFY" \
   "$WALL" "$UPTIME_START" "$UPTIME_END" "$(/usr/sbin/apache2 -v | head -1)" "$(wrk -v 2>&1 | head -1)" \
   "$DELAYS" <<'PY'
 import json, os, statistics, sys
@@ -397,12 +397,8 @@ TITLE = {"read": "read: EnableMMAP Off, page cache with the kernel's read-ahead 
 def runs(mode, sched, c, threads=None):
     t = str(threads or 2 * c)
     return [r for r in rows if r[0] == mode and r[1] == sched and r[2] == str(c) and r[13] == t]
-def med(xs):
-    return statistics.median(xs) if xs else None
-def gain(base, new):
-    return (new / base - 1) * 100 if base and new else None
-def pct(g):
-    return "-" if g is None else f"{g:+.0f}%"
+sys.path.insert(0, os.environ["BENCH_DIR"])
+from report import med, gain, pct  # noqa: E402
 def sim(name):
     p = os.path.join(d, "sim", name)
     if not os.path.exists(p):

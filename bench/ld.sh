@@ -318,7 +318,7 @@ sim_trace = {m: sim(f"trace-{m}.json") for m, _ in MODES}
 sim_order = sim("in-order.json")
 
 sys.path.insert(0, os.environ["BENCH_DIR"])
-from blk_think import think_us  # noqa: E402
+from report import think_us  # noqa: E402
 think = think_us(os.path.join(d, "traces", "direct.blk"))
 
 out = {"disk": disk, "seed": int(seed), "files_per_tree": files, "reps": reps,

@@ -439,7 +439,7 @@ PY
 done
 
 # --- Tables and JSON. ------------------------------------------------------------------------
-python3 - "$RESULTS" "$D" "$DISK" "$REPS" "$DUR" "$SCALE" "$FILLFACTOR" "$VERIFY" "0 $DISTANCES" \
+BENCH_DIR="$ROOT/bench" python3 - "$RESULTS" "$D" "$DISK" "$REPS" "$DUR" "$SCALE" "$FILLFACTOR" "$VERIFY" "0 $DISTANCES" \
   "$PGVERSION" "$OID1" "$OID2" "$BUFFERS" "$PREWARM" <<'PY'
 import bisect, collections, json, os, statistics, sys
 res, d, disk, reps, dur, scale, ff, verify, distances, pgversion, oid1, oid2, buffers, prewarm = sys.argv[1:]
@@ -451,12 +451,8 @@ SCHEDS = ["aged-sptf", "as-aged-sptf", "default"]
 
 def col(v, s, gap, k):
     return [float(r[k]) for r in rows if r[:3] == [v, s, str(gap)]]
-def med(xs):
-    return statistics.median(xs) if xs else None
-def gain(base, new):
-    return (new / base - 1) * 100 if base and new else None
-def pct(g):
-    return "-" if g is None else f"{g:+.0f}%"
+sys.path.insert(0, os.environ["BENCH_DIR"])
+from report import med, gain, pct  # noqa: E402
 def sim(name):
     runs = json.load(open(os.path.join(d, "sim", name)))["runs"]
     return {r["scheduler"]: r for r in runs}

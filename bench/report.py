@@ -1,5 +1,6 @@
-"""Shared by the bench/ scripts' reports: the think time of the processes in a trace the mount
-recorded (`antsched mount --record FILE --record-format blkparse`)."""
+"""Shared by the bench/ scripts' reports (their Python, which imports this with bench/ on
+sys.path from $BENCH_DIR): medians, gains of a rate, and the think time of the processes in a
+trace the mount recorded (`antsched mount --record FILE --record-format blkparse`)."""
 
 import statistics
 
@@ -22,3 +23,18 @@ def think_us(path):
         elif key in pending:
             done[pending.pop(key)] = t
     return statistics.median(gaps) if gaps else None
+
+
+def med(xs):
+    """The median, or None for no values."""
+    return statistics.median(xs) if xs else None
+
+
+def gain(base, new):
+    """The gain of rate `new` over `base`, in percent (None where either is missing or 0)."""
+    return (new / base - 1) * 100 if base and new else None
+
+
+def pct(g):
+    """A gain as the tables print it."""
+    return "-" if g is None else f"{g:+.0f}%"
