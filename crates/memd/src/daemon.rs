@@ -584,12 +584,7 @@ impl Daemon {
         // Section 5.1.2 in a group domain whose members have nices enforced: the page taken
         // next is the enforced victim's, and its weighted age (from the last records) is the
         // domain's candidate age where it is older than the domain's own.
-        let victim_ages: Vec<Option<f64>> = {
-            let views = Self::views(&self.domains);
-            (0..views.len())
-                .map(|i| self.nices.victim_age(i, &views))
-                .collect()
-        };
+        let victim_ages = self.nices.victim_ages(&Self::views(&self.domains));
         for (i, victim_age) in victim_ages.into_iter().enumerate() {
             let now = monotonic_ns();
             let d = &mut self.domains[i];

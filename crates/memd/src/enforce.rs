@@ -287,7 +287,8 @@ impl Nices {
             }
         }
         let max_step = self.enforcer.config().max_step_bytes;
-        self.release_what_cannot_be_held(&mut log);
+        let swap_free = swap_free_bytes();
+        self.release_what_cannot_be_held(swap_free, &mut log);
         let leaves = leaves(domains);
         'domains: for (i, d) in domains.iter().enumerate() {
             let r = &d.record;
@@ -295,7 +296,7 @@ impl Nices {
                 self.give_back(d, r.free_bytes - r.tau_bytes, &mut log);
                 continue;
             }
-            let (under, mut candidates) = self.candidates(i, d, &leaves);
+            let (under, mut candidates) = self.candidates(i, d, &leaves, swap_free);
             if under.is_empty() {
                 continue;
             }
@@ -311,7 +312,7 @@ impl Nices {
                     step,
                     group: PathBuf::from(g.name),
                     domain: d.id,
-                    hold: holds(Path::new(g.name), max_step),
+                    hold: holds(Path::new(g.name), swap_free, max_step),
                     since: now,
                 };
                 let Some(done) = self.begin(&p) else {
@@ -351,6 +352,7 @@ impl Nices {
         i: usize,
         d: &DomainView<'_>,
         leaves: &[&'a DomainView<'a>],
+        swap_free: u64,
     ) -> (Vec<&'a DomainView<'a>>, Vec<Candidate>) {
         let under: Vec<&DomainView<'_>> = leaves
             .iter()
@@ -366,7 +368,7 @@ impl Nices {
                     id: g.id,
                     nice,
                     candidate_age_s: g.record.candidate_age_s,
-                    reclaimable_bytes: reclaimable_bytes(Path::new(g.name))?,
+                    reclaimable_bytes: GroupMemory::read(Path::new(g.name))?.reclaimable(swap_free),
                 })
             })
             .filter(|c| i != 0 || before_the_machines_own(c, d.record.candidate_age_s))
@@ -374,33 +376,41 @@ impl Nices {
         (under, candidates)
     }
 
-    /// The weighted age of the page the system would take next in group domain `d` (the
-    /// `i`th of `domains`), where enforcement chooses it: the candidate age times the weight
-    /// of the group enforcement would take from first ([`Enforcer::victim`]). Section 5.1.2
-    /// prices memory by that age: with a hog niced +14 beside a program, the hog's pages go
-    /// first, and the program is told the severity of losing those, not its own. `None` for
-    /// the machine (its victim is the kernel's, among processes nobody governs too), without
-    /// enforcement, and where no governed group under `d` has a nice that changes its age.
-    pub fn victim_age(&self, i: usize, domains: &[DomainView<'_>]) -> Option<f64> {
-        if i == 0 || self.state.is_none() {
-            return None;
-        }
+    /// For each of `domains`, the weighted age of the page the system would take next where
+    /// enforcement chooses it: the candidate age times the weight of the group enforcement
+    /// would take from first ([`Enforcer::victim`]). Section 5.1.2 prices memory by that age:
+    /// with a hog niced +14 beside a program, the hog's pages go first, and the program is
+    /// told the severity of losing those, not its own. `None` for the machine (its victim is
+    /// the kernel's, among processes nobody governs too), without enforcement, for a domain
+    /// with no governed groups under it, and where the victim's nice does not change its age.
+    pub fn victim_ages(&self, domains: &[DomainView<'_>]) -> Vec<Option<f64>> {
+        let mut ages = vec![None; domains.len()];
         let leaves = leaves(domains);
-        let (_, candidates) = self.candidates(i, &domains[i], &leaves);
-        let v = self.enforcer.victim(&candidates)?;
-        (v.nice != MemNice::default()).then(|| v.weighted_age_s())
+        if self.state.is_none() || leaves.is_empty() {
+            return ages;
+        }
+        let swap_free = swap_free_bytes();
+        for (i, d) in domains.iter().enumerate().skip(1) {
+            let (_, candidates) = self.candidates(i, d, &leaves, swap_free);
+            ages[i] = self
+                .enforcer
+                .victim(&candidates)
+                .filter(|v| v.nice != MemNice::default())
+                .map(Candidate::weighted_age_s);
+        }
+        ages
     }
 
     /// Limits a failed restore left lowered are written back; a held limit stays, unless the
     /// group can no longer be held without risk of the kernel killing in it ([`holds`]).
-    fn release_what_cannot_be_held(&mut self, log: &mut Vec<String>) {
+    fn release_what_cannot_be_held(&mut self, swap_free: u64, log: &mut Vec<String>) {
         let max_step = self.enforcer.config().max_step_bytes;
         let Some(state) = &mut self.state else {
             return;
         };
         let held = &mut self.held;
         held.retain(|g, _| {
-            let keep = holds(g, max_step);
+            let keep = holds(g, swap_free, max_step);
             if !keep && g.is_dir() {
                 log.push(format!(
                     "enforcement: {}: its limit goes back (it could no longer page out what it holds)",
@@ -584,7 +594,7 @@ impl Drop for Nices {
     }
 }
 
-fn number(group: &Path, file: &str) -> Result<u64, String> {
+pub(crate) fn number(group: &Path, file: &str) -> Result<u64, String> {
     let path = group.join(file);
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     text.trim()
@@ -609,30 +619,68 @@ fn leaves<'a>(domains: &'a [DomainView<'a>]) -> Vec<&'a DomainView<'a>> {
         .collect()
 }
 
-/// Whether a step holds the group's limit lowered instead of writing it back at once. A
-/// process that touches all it holds (a hog) faults a page taken and given back its limit in
-/// the next touch, so a step that writes the limit back takes nothing for long; the thesis's
-/// kernel keeps paging the niced process, since its pages stay the oldest by weighted age
-/// (section 5.1.2). A lowered v1 limit does that, but a group at its limit that cannot
-/// reclaim has its processes killed by the kernel, and antsched never kills: so a limit is
-/// held only while everything the group holds could go to swap (its anonymous memory and a
-/// step more fit in `SwapFree`, and its `memory.swappiness` is not 0; file pages can always
-/// be dropped or written back), and it is let go the tick that stops being true.
-fn holds(group: &Path, step: u64) -> bool {
-    let Ok(text) = std::fs::read_to_string(group.join("memory.stat")) else {
-        return false;
-    };
-    let Ok(stat) = antsched_mem::kernel::parse_memcg_v1_stat(&text) else {
-        return false;
-    };
-    let anon = stat
-        .sum_present(&["total_inactive_anon", "total_active_anon"])
-        .unwrap_or(u64::MAX);
-    let swappiness = number(group, "memory.swappiness").unwrap_or(0);
-    can_hold(swap_free_bytes(), anon, swappiness, step)
+/// What enforcement reads of a group: its file and anonymous pages (hierarchically, from
+/// `memory.stat`) and its `memory.swappiness` (none when it cannot be read).
+struct GroupMemory {
+    file: u64,
+    anon: Option<u64>,
+    swappiness: Option<u64>,
 }
 
-/// See [`holds`].
+impl GroupMemory {
+    fn read(group: &Path) -> Option<Self> {
+        let text = std::fs::read_to_string(group.join("memory.stat")).ok()?;
+        let stat = antsched_mem::kernel::parse_memcg_v1_stat(&text).ok()?;
+        Some(Self {
+            file: stat.sum_present(&["total_inactive_file", "total_active_file"])?,
+            anon: stat.sum_present(&["total_inactive_anon", "total_active_anon"]),
+            swappiness: number(group, "memory.swappiness").ok(),
+        })
+    }
+
+    /// What the kernel's reclaim can take from the group, and so what a step may ask for:
+    /// its file pages, and its anonymous pages where they can go to swap (`swap_free` bytes of
+    /// swap, and a `memory.swappiness` that is not 0; a group without the file is taken as
+    /// swapping, as the kernel's default is). Section 5.1.2 pages a niced-down process's
+    /// anonymous memory like any other; a hog that holds only anonymous memory is what memory
+    /// nice is for, and with swap on the limit step pages it out.
+    fn reclaimable(&self, swap_free: u64) -> u64 {
+        let swapping = swap_free > 0 && self.swappiness != Some(0);
+        let anon = if swapping {
+            self.anon.unwrap_or(0).min(swap_free)
+        } else {
+            0
+        };
+        self.file + anon
+    }
+
+    /// Whether a step holds the group's limit lowered instead of writing it back at once. A
+    /// process that touches all it holds (a hog) faults a page taken and given back its
+    /// limit in the next touch, so a step that writes the limit back takes nothing for long;
+    /// the thesis's kernel keeps paging the niced process, since its pages stay the oldest by
+    /// weighted age (section 5.1.2). A lowered v1 limit does that, but a group at its limit
+    /// that cannot reclaim has its processes killed by the kernel, and antsched never kills:
+    /// so a limit is held only while everything the group holds could go to swap (its
+    /// anonymous memory and a `step` more fit in `swap_free`, and its `memory.swappiness` is
+    /// known and not 0; file pages can always be dropped or written back), and it is let go
+    /// the tick that stops being true.
+    fn holdable(&self, swap_free: u64, step: u64) -> bool {
+        can_hold(
+            swap_free,
+            self.anon.unwrap_or(u64::MAX),
+            self.swappiness.unwrap_or(0),
+            step,
+        )
+    }
+}
+
+/// Whether group `group` can be held now ([`GroupMemory::holdable`]); not when it cannot be
+/// read.
+fn holds(group: &Path, swap_free: u64, step: u64) -> bool {
+    GroupMemory::read(group).is_some_and(|m| m.holdable(swap_free, step))
+}
+
+/// See [`GroupMemory::holdable`].
 fn can_hold(swap_free: u64, anon: u64, swappiness: u64, step: u64) -> bool {
     swappiness != 0 && anon.saturating_add(step) <= swap_free
 }
@@ -643,27 +691,7 @@ fn give_back(limit: u64, original: u64, spare: u64, step: u64) -> u64 {
     limit.saturating_add(spare.min(step)).min(original)
 }
 
-/// What the kernel's reclaim can take from the group (hierarchically), and so what a step
-/// may ask for: its file pages, and its anonymous pages where they can go to swap (the machine
-/// has swap free and the group's `memory.swappiness` is not 0). Section 5.1.2 pages a
-/// niced-down process's anonymous memory like any other; a hog that holds only anonymous
-/// memory is what memory nice is for, and with swap on the limit step pages it out.
-fn reclaimable_bytes(group: &Path) -> Option<u64> {
-    let text = std::fs::read_to_string(group.join("memory.stat")).ok()?;
-    let stat = antsched_mem::kernel::parse_memcg_v1_stat(&text).ok()?;
-    let file = stat.sum_present(&["total_inactive_file", "total_active_file"])?;
-    let swap_free = swap_free_bytes();
-    let anon = if swap_free > 0 && number(group, "memory.swappiness") != Ok(0) {
-        stat.sum_present(&["total_inactive_anon", "total_active_anon"])
-            .unwrap_or(0)
-            .min(swap_free)
-    } else {
-        0
-    };
-    Some(file + anon)
-}
-
-/// `SwapFree` of `/proc/meminfo` (0 when it cannot be read).
+/// `SwapFree` of `/proc/meminfo` (0 when it cannot be read): read once a tick.
 fn swap_free_bytes() -> u64 {
     std::fs::read_to_string("/proc/meminfo")
         .ok()

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use antsched_mem::enforce::Outcome;
 
+use crate::enforce::number;
 use crate::state::write_limit;
 
 /// One step's writes: the limit lowered to `target`, the group's usage read after, and,
@@ -88,7 +89,7 @@ impl Drop for LimitWriter {
 
 fn run(job: &Job) -> Done {
     let lowered = write_limit(&job.group, job.target);
-    let after = read_usage(job).unwrap_or(job.usage);
+    let after = number(&job.group, "memory.usage_in_bytes").unwrap_or(job.usage);
     if let Some(original) = job.restore {
         if let Err(e) = write_limit(&job.group, original) {
             return Err(format!(
@@ -104,12 +105,4 @@ fn run(job: &Job) -> Done {
         }
         Err(e) => Err(format!("cannot lower the limit to {}: {e}", job.target)),
     }
-}
-
-fn read_usage(job: &Job) -> Option<u64> {
-    std::fs::read_to_string(job.group.join("memory.usage_in_bytes"))
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
 }
