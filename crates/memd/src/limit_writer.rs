@@ -5,8 +5,8 @@
 //! goes to swap at the paging disk's speed, a few MB a second on the thesis's kind of disk,
 //! while the hog faults pages back in. Done on the daemon's loop, one such write held every
 //! domain's observation and every notification for tens of seconds (seen in
-//! `bench/mem/jvm.sh`'s hog cases before this module: the JVM beside the hog was told of the pressure 40 s late, after the
-//! kernel had paged out its own heap). So the writes of a step happen here, and the loop waits
+//! `bench/mem/jvm.sh`'s hog cases before this module: the JVM beside the hog was told of the
+//! pressure 40 s late, after the kernel had paged out its own heap). So the writes of a step happen here, and the loop waits
 //! for them only a few milliseconds (the common, page-cache case); a step that takes longer
 //! stays in flight and is settled at a later tick.
 
