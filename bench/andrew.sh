@@ -359,10 +359,8 @@ def runs(phase, sched, n, gap=0):
     return [r for r in rows if r[:4] == [phase, sched, str(n), str(gap)]]
 def col(phase, sched, n, k, gap=0):
     return [float(r[k]) for r in runs(phase, sched, n, gap)]
-def med(xs):
-    return statistics.median(xs) if xs else None
-def change(base, new):
-    return (new / base - 1) * 100 if base and new else None
+sys.path.insert(0, os.environ["BENCH_DIR"])
+from report import med, gain as change, think_us  # noqa: E402
 def pct(g):
     return "-" if g is None else f"{g:+.1f}%"
 def totals(sched, n):
@@ -380,8 +378,6 @@ def sim(name):
 sim_scan = {g: sim(f"scan-{g}.json") for g in distances}
 sim_trace = sim("trace-many-scan.json")
 
-sys.path.insert(0, os.environ["BENCH_DIR"])
-from report import think_us  # noqa: E402
 think = think_us(os.path.join(d, "traces", "many-scan.blk"))
 
 ref = [float(x) for x in ref_s.split()]

@@ -295,8 +295,8 @@ MODES = [("page", "page cache, the kernel's read-ahead (the mount's default)"),
 
 def col(mode, sched, n, gap, k):
     return [float(r[k]) for r in rows if r[:4] == [mode, sched, str(n), str(gap)]]
-def med(xs):
-    return statistics.median(xs) if xs else None
+sys.path.insert(0, os.environ["BENCH_DIR"])
+from report import med, think_us  # noqa: E402
 def gain(base, new):
     return (base / new - 1) * 100 if base and new else None
 def pct(g):
@@ -317,8 +317,6 @@ sim_delay = {us: sim(f"delay-{us}.json") for us in delays}
 sim_trace = {m: sim(f"trace-{m}.json") for m, _ in MODES}
 sim_order = sim("in-order.json")
 
-sys.path.insert(0, os.environ["BENCH_DIR"])
-from report import think_us  # noqa: E402
 think = think_us(os.path.join(d, "traces", "direct.blk"))
 
 out = {"disk": disk, "seed": int(seed), "files_per_tree": files, "reps": reps,
