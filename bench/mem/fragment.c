@@ -16,6 +16,14 @@
  *   rss_after_alloc_kib, rss_after_free_kib, ready <CLOCK_MONOTONIC seconds>
  * then idles (no allocation, no free) until SIGTERM or SIGINT, or IDLE_S seconds.
  *
+ * With FRAGMENT_OWN_RELEASE=1 it first asks the loaded allocator itself to give the free pages
+ * back, from this thread (the one that allocated and freed them) and 200 ms after the frees
+ * (past mimalloc's 25 ms decommit delay): mi_collect(true) where mimalloc's is loaded, jemalloc's
+ * arena purge where its mallctl is, else glibc's malloc_trim(0). It prints
+ *   own_release <call> <VmRSS before, KiB> <VmRSS after, KiB> <ms the call took>
+ * This is what the allocator can do at best, with no other thread involved: the baseline for
+ * what the preload library, which must call from its own thread, can get.
+ *
  *   cc -O2 -o fragment fragment.c
  *   ./fragment [TOTAL_MB [IDLE_S]]      (defaults 200 and 600)
  */
@@ -27,6 +35,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <dlfcn.h>
 
 static volatile sig_atomic_t stop;
 
@@ -59,6 +68,33 @@ static uint64_t next(void) {
     rng ^= rng >> 7;
     rng ^= rng << 17;
     return rng;
+}
+
+/* FRAGMENT_OWN_RELEASE: the allocator's own release, called from this thread. */
+static void own_release(void) {
+    void (*collect)(_Bool) = (void (*)(_Bool))dlsym(RTLD_DEFAULT, "mi_collect");
+    int (*mallctl)(const char *, void *, size_t *, void *, size_t) =
+        (int (*)(const char *, void *, size_t *, void *, size_t))dlsym(RTLD_DEFAULT, "mallctl");
+    int (*trim)(size_t) = (int (*)(size_t))dlsym(RTLD_DEFAULT, "malloc_trim");
+    struct timespec wait = {0, 200 * 1000 * 1000};
+    nanosleep(&wait, NULL);
+    long before = rss_kib();
+    double t0 = monotonic_s();
+    const char *call;
+    if (collect) {
+        collect(1);
+        call = "mi_collect";
+    } else if (mallctl) {
+        mallctl("arena.4096.purge", NULL, NULL, NULL, 0);
+        call = "jemalloc_purge";
+    } else if (trim) {
+        trim(0);
+        call = "malloc_trim";
+    } else {
+        call = "none";
+    }
+    double ms = (monotonic_s() - t0) * 1e3;
+    printf("own_release %s %ld %ld %.1f\n", call, before, rss_kib(), ms);
 }
 
 int main(int argc, char **argv) {
@@ -105,6 +141,8 @@ int main(int argc, char **argv) {
         freed_blocks++;
     }
     long rss_free = rss_kib();
+    const char *own = getenv("FRAGMENT_OWN_RELEASE");
+    if (own && own[0] == '1') own_release();
 
     struct sigaction sa = {.sa_handler = on_stop};
     sigaction(SIGTERM, &sa, NULL);

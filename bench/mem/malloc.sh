@@ -25,6 +25,9 @@
 # notification until 90% of the freed bytes were returned. Table on stdout, JSON to
 # $ANTSCHED_BENCH_DIR/malloc.json. About a minute.
 #
+# First, as a baseline, each allocator's own release called from the thread that allocated and
+# freed (no library, no group): whether the allocator can give the pages back at all.
+#
 #   sudo bench/mem/malloc.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -42,6 +45,14 @@ add_cleanup "rm -rf --one-file-system '$T'"
 cc -O2 -Wall -o "$T/fragment" "$ROOT/bench/mem/fragment.c"
 echo "malloc: making a 400 MB file to stream through the group's page cache" >&2
 dd if=/dev/urandom of="$T/stream.dat" bs=1M count=400 status=none
+# The baseline: each allocator's own release, called from the thread that allocated and freed
+# (fragment.c's FRAGMENT_OWN_RELEASE), with no library and no notification: what the allocator
+# gives back at best. Not in a group: nothing here pages.
+for a in "glibc|" "jemalloc|$JEMALLOC" "mimalloc|$MIMALLOC"; do
+  echo "malloc: ${a%%|*}, its own release on the owning thread" >&2
+  FRAGMENT_OWN_RELEASE=1 LD_PRELOAD="${a#*|}" "$T/fragment" 200 0 > "$WORK/malloc-own-${a%%|*}.frag"
+done
+
 start_memd "$T/memd.sock" --interval 100ms
 
 # name, then the program's environment (LD_PRELOAD and allocator options).
@@ -128,8 +139,21 @@ print(" library's release call; 'at notif.': VmRSS just before it)")
 for r in rows:
     if r["returned_before_notification_bytes"] > 0.05 * r["freed_bytes"]:
         print(f"{r['allocator']}: the allocator itself returned {mib(r['returned_before_notification_bytes']):.1f} MiB before any notification")
+own = []
+for n in ["glibc", "jemalloc", "mimalloc"]:
+    frag = dict(l.split(None, 1) for l in open(f"{work}/malloc-own-{n}.frag") if l.strip())
+    call, before, after, ms = frag["own_release"].split()
+    own.append({"allocator": n, "call": call, "freed_bytes": int(frag["freed_bytes"]),
+                "returned_bytes": max(0, (int(before) - int(after)) * 1024),
+                "call_ms": float(ms)})
+print()
+print("the allocator's own release, called from the thread that freed, 200 ms after the frees:")
+print(f"{'allocator':<20} {'call':<16} {'returned MiB':>12} {'returned':>9} {'call':>9}")
+for r in own:
+    print(f"{r['allocator']:<20} {r['call']:<16} {mib(r['returned_bytes']):>12.1f} "
+          f"{100.0 * r['returned_bytes'] / r['freed_bytes']:>8.1f}% {r['call_ms']:>6.1f} ms")
 json.dump({"experiment": "malloc", "thesis": {"returned_mb": 38, "within_s": 0.5},
-           "group_limit_bytes": 256 << 20, "runs": rows},
+           "group_limit_bytes": 256 << 20, "runs": rows, "own_thread_release": own},
           open(f"{work}/malloc.json", "w"), indent=2)
 print(f"JSON: {work}/malloc.json")
 PY
