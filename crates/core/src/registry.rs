@@ -209,6 +209,7 @@ impl Tunables {
                 average_decay: self.real("average_decay"),
             },
             timer_tick: self.duration("timer_tick"),
+            chains: self.integer("chains") == 1,
         }
     }
 }
@@ -340,6 +341,8 @@ pub mod tunables {
         DURATION,
         "granularity of the wait timer; 0 is exact, the paper's i8254 ticked every 500us"
     );
+    tunable!(CHAINS, "chains", "0", TunableKind::Integer { min: 0, max: 1 },
+        "1: follow chains of short-lived processes (find -exec cat, make): wait for the process that continues where an exited one left off, priced by what past chains did");
     tunable!(
         AGE_BOUND,
         "age_bound",
@@ -398,6 +401,7 @@ const ANTICIPATION: &[&TunableInfo] = &[
     &AVERAGE_DECAY,
     &WAIT_SLACK,
     &TIMER_TICK,
+    &CHAINS,
 ];
 
 /// The policy-specific tunables of each base policy.

@@ -291,11 +291,14 @@ proptest! {
     #[test]
     fn every_scheduler_keeps_the_driver_contract(steps in prop::collection::vec(step(), 1..300), depth in 1usize..4) {
         // Every scheduler at its defaults, and the tunables that change a policy's path
-        // (YFQ's batches).
+        // (YFQ's batches) or the core's (following chains).
         let names = catalog()
             .into_iter()
             .map(|i| i.name.to_string())
-            .chain(["yfq:batch=4", "as-yfq:batch=4"].map(String::from));
+            .chain(
+                ["yfq:batch=4", "as-yfq:batch=4", "as-aged-sptf:chains=1", "as-clook:chains=1", "as-stride:chains=1"]
+                    .map(String::from),
+            );
         for name in names {
             let mut h = Harness::new(&name, depth);
             for s in &steps {

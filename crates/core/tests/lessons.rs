@@ -1,0 +1,166 @@
+//! The lessons the seeds drew about anticipation, one scripted test each (issue 18), driving a
+//! scheduler with explicit times. The estimator is the seek-distance one (1 sector reads as
+//! 1 ns); the device serves a request in 3 ms, plus 6 ms when the head has to move.
+
+use antsched_core::{build, BuildEnv, ContextId, Nanos, Op, Request, RequestId, MS, US};
+
+mod common;
+use common::paper_service;
+
+/// Where the stream reads: about 1 GB from the chain's files.
+const FAR: u64 = 2_000_000;
+
+/// What a run of a chain against a stream showed.
+struct ChainRun {
+    /// When the chain's last member's request completed.
+    chain_done: Nanos,
+    /// Stream requests served while the chain ran, and the longest any of them waited.
+    stream_served: usize,
+    stream_worst_wait: Nanos,
+}
+
+/// `find -exec cat` against `cat big-file` (the Linux/CAS paper's Table 2), scripted: `members`
+/// short-lived processes, each reading one 64 KB block just after the previous one's and
+/// exiting 200 us after its completion; the next is forked and issues its read 1 ms after the
+/// completion. Beside them a stream reads sequentially far away, issuing its next read the
+/// moment the previous completes.
+fn chain_against_stream(spec: &str, members: u64) -> ChainRun {
+    let mut s = build(spec, &BuildEnv::default()).unwrap();
+    let mut now: Nanos = 0;
+    let mut head = 0;
+    let mut next_id = 0;
+    let mut busy: Option<(Request, Nanos)> = None;
+    let mut member = 0;
+    let mut member_issue = Some(0);
+    let mut exit: Option<(ContextId, Nanos)> = None;
+    let mut stream_next = FAR;
+    let mut stream_issue = Some(0);
+    let mut run = ChainRun {
+        chain_done: 0,
+        stream_served: 0,
+        stream_worst_wait: 0,
+    };
+    let mut request = |ctx: u32, sector: u64, now: Nanos| {
+        next_id += 1;
+        Request {
+            id: RequestId(next_id),
+            context: ContextId(ctx),
+            class: antsched_core::ClassId(ctx.min(1)),
+            op: Op::Read,
+            sector,
+            sectors: 128,
+            sync: true,
+            issued: now,
+            continuation: false,
+        }
+    };
+    for _ in 0..1_000_000 {
+        // Completion, then exit, then arrivals, at the instant each is due.
+        if let Some((r, _)) = busy.filter(|&(_, done)| done <= now) {
+            busy = None;
+            s.complete(r.id, now);
+            if r.context.0 == 0 {
+                stream_issue = Some(now);
+                if member < members {
+                    run.stream_served += 1;
+                    run.stream_worst_wait = run.stream_worst_wait.max(now - r.issued);
+                }
+            } else {
+                exit = Some((r.context, now + 200 * US));
+                member += 1;
+                if member == members {
+                    run.chain_done = now;
+                    return run;
+                }
+                member_issue = Some(now + MS);
+            }
+        }
+        if let Some((ctx, _)) = exit.filter(|&(_, t)| t <= now) {
+            exit = None;
+            s.context_exited(ctx, now);
+        }
+        if member_issue.is_some_and(|t| t <= now) {
+            member_issue = None;
+            let r = request(10 + member as u32, member * 128, now);
+            s.enqueue(r, now);
+        }
+        if stream_issue.is_some_and(|t| t <= now) {
+            stream_issue = None;
+            let r = request(0, stream_next, now);
+            stream_next += 128;
+            s.enqueue(r, now);
+        }
+        if busy.is_none() {
+            if let Some(r) = s.poll_dispatch(now) {
+                let service = paper_service(&r, head);
+                head = r.end();
+                busy = Some((r, now + service));
+            }
+        }
+        now = [
+            busy.map(|(_, t)| t),
+            exit.map(|(_, t)| t),
+            member_issue,
+            stream_issue,
+            s.poll_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|&t| t > now)
+        .min()
+        .expect("something is always due: the stream never stops");
+    }
+    panic!("{spec}: the chain did not finish");
+}
+
+/// Cooperative anticipation (the Linux/CAS paper, section 4): with `chains=1` the core learns
+/// that an exited process's successor reads where it left off about a millisecond later, and
+/// waits for it instead of seeking to the stream; the chain then runs at the disk's pace,
+/// where without it each member waits for Aged-SPTF's age bound to pull the head back. The
+/// stream is not starved: its requests still go within the age bound.
+#[test]
+fn cooperative_anticipation_follows_a_chain_of_short_lived_processes() {
+    let members = 40;
+    let bound = 50 * MS;
+    let without = chain_against_stream("as-aged-sptf:estimator=seek,age_bound=50ms", members);
+    let with = chain_against_stream(
+        "as-aged-sptf:estimator=seek,age_bound=50ms,chains=1",
+        members,
+    );
+    assert!(
+        with.chain_done * 3 < without.chain_done,
+        "the chain took {} ms with chains=1 against {} ms without",
+        with.chain_done / MS,
+        without.chain_done / MS
+    );
+    assert!(with.stream_served > 0, "the stream was starved");
+    assert!(
+        with.stream_worst_wait <= bound + 20 * MS,
+        "a stream request waited {} ms",
+        with.stream_worst_wait / MS
+    );
+}
+
+/// What the chain taught is about chains: a stream alone, or two sequential readers, are
+/// served exactly as without `chains` (the paper's experiments are unchanged by it).
+#[test]
+fn chains_leave_long_lived_readers_alone() {
+    use common::{Driver, Reader};
+    for base in ["as-aged-sptf", "as-sptf", "as-clook", "as-stride"] {
+        let mut orders = Vec::new();
+        for spec in [
+            format!("{base}:estimator=seek"),
+            format!("{base}:estimator=seek,chains=1"),
+        ] {
+            let mut s = build(&spec, &BuildEnv::default()).unwrap();
+            let mut d = Driver::new(&mut *s);
+            let mut readers = [
+                Reader::sequential(0, 0, 200 * US),
+                Reader::sequential(1, FAR, 200 * US),
+            ];
+            d.run(&mut readers, 60, &paper_service);
+            orders.push(d.order());
+        }
+        assert_eq!(orders[0], orders[1], "{base}");
+    }
+}
