@@ -73,6 +73,7 @@ fn bench(c: &mut Criterion) {
         "clook",
         "sptf",
         "as-aged-sptf",
+        "as-rw-sptf",
         "as-stride",
         "as-stride-combo",
         "deadline",

@@ -17,7 +17,7 @@ use crate::heuristic::{
     AgedSptfRule, ClookRule, Combination, Heuristic, NeverWait, Proportional, SptfRule,
 };
 use crate::policy::{
-    AgedSptf, Clook, Fcfs, Look, Lottery, Policy, RelaxedStride, Sptf, Sstf, Stride, Yfq,
+    AgedSptf, Clook, Fcfs, Look, Lottery, Policy, RelaxedStride, RwSptf, Sptf, Sstf, Stride, Yfq,
 };
 use crate::request::Nanos;
 use crate::scheduler::Scheduler;
@@ -341,6 +341,29 @@ pub mod tunables {
         DURATION,
         "granularity of the wait timer; 0 is exact, the paper's i8254 ticked every 500us"
     );
+    tunable!(
+        WRITE_EXPIRE,
+        "write_expire",
+        "1s",
+        POSITIVE,
+        "rw-sptf: an asynchronous write waiting this long makes the writes' turn come, starting with it"
+    );
+    tunable!(
+        WRITE_BATCH_EXPIRE,
+        "write_batch_expire",
+        "125ms",
+        POSITIVE,
+        "rw-sptf: how long the writes' turn lasts (Linux AS's write_batch_expire)"
+    );
+    tunable!(
+        READ_BATCH_EXPIRE,
+        "read_batch_expire",
+        "500ms",
+        POSITIVE,
+        "rw-sptf: after the writes' turn, synchronous requests keep the disk at least this long (AS's read_batch_expire)"
+    );
+    tunable!(CHAINS_ON, "chains", "1", TunableKind::Integer { min: 0, max: 1 },
+        "1: follow chains of short-lived processes (find -exec cat, make): wait for the process that continues where an exited one left off, priced by what past chains did");
     tunable!(CHAINS, "chains", "0", TunableKind::Integer { min: 0, max: 1 },
         "1: follow chains of short-lived processes (find -exec cat, make): wait for the process that continues where an exited one left off, priced by what past chains did");
     tunable!(
@@ -410,6 +433,12 @@ fn policy_tunables(policy: &str) -> Vec<&'static TunableInfo> {
         "sptf" => vec![&ESTIMATOR],
         "yfq" => vec![&BATCH],
         "aged-sptf" => vec![&ESTIMATOR, &AGE_BOUND],
+        "rw-sptf" => vec![
+            &ESTIMATOR,
+            &WRITE_EXPIRE,
+            &WRITE_BATCH_EXPIRE,
+            &READ_BATCH_EXPIRE,
+        ],
         "stride" => vec![&REJOIN_AFTER],
         "lottery" => vec![&SEED, &REJOIN_AFTER],
         "stride-relaxed" => vec![&ESTIMATOR, &TAU, &REJOIN_AFTER],
@@ -431,6 +460,10 @@ const BASE: &[(&str, &str)] = &[
     (
         "aged-sptf",
         "SPTF with a bound on how long a request may wait",
+    ),
+    (
+        "rw-sptf",
+        "reads before write-back, each by SPTF with gradual aging; write batches when a write has waited write_expire",
     ),
     (
         "stride",
@@ -462,6 +495,11 @@ const ANTICIPATORY: &[(&str, &str, &str)] = &[
         "Aged-SPTF + cost-benefit, never waiting when aging overrode SPTF (3.3)",
     ),
     (
+        "as-rw-sptf",
+        "rw-sptf",
+        "rw-sptf + cost-benefit, following chains of short-lived processes (issue 18)",
+    ),
+    (
         "as-clook",
         "clook",
         "C-LOOK + cost-benefit with the backward-seek rule (3.3)",
@@ -491,6 +529,7 @@ const ANTICIPATORY: &[(&str, &str, &str)] = &[
 fn heuristic_tunables(name: &str) -> Vec<&'static TunableInfo> {
     match name {
         "as-sptf" | "as-aged-sptf" => vec![&WAIT_SLACK],
+        "as-rw-sptf" => vec![&WAIT_SLACK, &CHAINS_ON],
         "as-clook" => vec![&ESTIMATOR, &BACKWARD_THRESHOLD],
         "as-stride" | "as-yfq" | "as-lottery" => vec![&ESTIMATOR, &THINK_THRESHOLD],
         "as-stride-combo" => vec![&THINK_THRESHOLD],
@@ -645,12 +684,14 @@ fn build_ours(
         "look" => wrap(name, Look::new(), NeverWait, t, env),
         "sptf" => wrap(name, Sptf::new(), NeverWait, t, env),
         "aged-sptf" => wrap(name, AgedSptf::new(age), NeverWait, t, env),
+        "rw-sptf" => wrap(name, rw_sptf(t), NeverWait, t, env),
         "stride" => wrap(name, Stride::new(rejoin), NeverWait, t, env),
         "yfq" => wrap(name, Yfq::with_batch(batch), NeverWait, t, env),
         "lottery" => wrap(name, Lottery::new(seed, rejoin), NeverWait, t, env),
         "stride-relaxed" => wrap(name, RelaxedStride::new(tau, rejoin), NeverWait, t, env),
         "as-sptf" => wrap(name, Sptf::new(), sptf, t, env),
         "as-aged-sptf" => wrap(name, AgedSptf::new(age), AgedSptfRule { sptf }, t, env),
+        "as-rw-sptf" => wrap(name, rw_sptf(t), AgedSptfRule { sptf }, t, env),
         "as-clook" => wrap(
             name,
             Clook::new(),
@@ -676,6 +717,14 @@ fn build_ours(
             message: "listed in the catalog but has no builder".into(),
         }),
     }
+}
+
+fn rw_sptf(t: &Tunables) -> RwSptf {
+    RwSptf::new(
+        t.duration("write_expire"),
+        t.duration("write_batch_expire"),
+        t.duration("read_batch_expire"),
+    )
 }
 
 /// Formats a default for display, e.g. in `antsched schedulers`.

@@ -55,7 +55,8 @@ impl<P: Policy> Heuristic<P> for SptfRule {
 }
 
 /// Aged-SPTF (section 3.3, "Variant: Aged-SPTF"): the SPTF rule, except never wait when aging
-/// made the choice. Waiting then is always wasted: even if the last context's request arrives,
+/// made the choice (and, for a gradual aging, the candidate priced at its positioning time less
+/// its credit). Waiting then is always wasted: even if the last context's request arrives,
 /// the policy still picks the overdue one, and one think time is lost for nothing.
 ///
 /// The paper words the condition as "Aged-SPTF selects a request that is different from the
@@ -70,9 +71,16 @@ pub struct AgedSptfRule {
 impl<P: Policy + Aging> Heuristic<P> for AgedSptfRule {
     fn evaluate(&mut self, policy: &P, ev: &Evaluation<'_>) -> Nanos {
         if policy.aging_overrode() {
-            0
-        } else {
-            self.sptf.wait(ev)
+            return 0;
+        }
+        // Gradual aging: the awaited request, new when it comes, competes with the
+        // candidate's positioning less its credit, so that is what waiting would save.
+        match policy.aging_credit() {
+            0 => self.sptf.wait(ev),
+            credit => self.sptf.wait(&Evaluation {
+                candidate_positioning: ev.candidate_positioning.saturating_sub(credit),
+                ..*ev
+            }),
         }
     }
 }

@@ -11,6 +11,7 @@
 //! | [`Look`] | sweep up, then down (the elevator) |
 //! | [`Sptf`] | estimated positioning time |
 //! | [`AgedSptf`] | positioning time, unless a request has waited past the age bound |
+//! | [`RwSptf`] | synchronous requests before write-back, each by positioning time less a credit for the wait; write batches on expiry |
 //! | [`Stride`] | smallest virtual clock among classes (service time / weight) |
 //! | [`Yfq`] | smallest finish tag among classes (sectors / weight) |
 //! | [`Lottery`] | a draw weighted by the classes' weights |
@@ -19,6 +20,7 @@
 mod classes;
 mod fcfs;
 mod lottery;
+mod rw;
 mod scan;
 mod sptf;
 mod stride;
@@ -27,6 +29,7 @@ mod yfq;
 pub use classes::DEFAULT_REJOIN_AFTER;
 pub use fcfs::Fcfs;
 pub use lottery::Lottery;
+pub use rw::{RwSptf, DEFAULT_READ_BATCH_EXPIRE, DEFAULT_WRITE_BATCH_EXPIRE, DEFAULT_WRITE_EXPIRE};
 pub use scan::{Clook, Look, Sstf};
 pub use sptf::{AgedSptf, Sptf, DEFAULT_AGE_BOUND};
 pub use stride::{RelaxedStride, Stride, DEFAULT_TAU};
@@ -76,6 +79,13 @@ pub trait Aging {
     /// Whether the last [`Policy::choose`] was decided by aging: it picked a request past its
     /// age bound, which stays the choice whatever else arrives.
     fn aging_overrode(&self) -> bool;
+
+    /// What a gradual aging credited the last choice for its wait, ns of positioning time: a
+    /// request that arrives now must beat the candidate's positioning time less this. 0 for
+    /// a policy whose aging is a bound.
+    fn aging_credit(&self) -> Nanos {
+        0
+    }
 }
 
 /// What proportional-share policies expose to their anticipation heuristic (section 3.4):
