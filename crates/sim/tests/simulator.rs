@@ -97,6 +97,36 @@ fn time_moves_forward_and_every_request_is_served_once() {
     assert!(spans.windows(2).all(|w| w[1].0 >= w[0].1));
 }
 
+/// `antsched_split_flag`: with the flag (the default) the pieces of a split request after the
+/// first are continuations, which the scheduler treats as part of the first; without it every
+/// piece is a request of its own, and all of them reach the scheduler at once.
+#[test]
+fn unflagged_pieces_reach_the_scheduler_as_requests_of_their_own() {
+    let pieces = |flag: &str| {
+        let jobs = job(&format!(
+            "[a]\nrw=read\nbs=192k\nsize=1536k\nioengine=mmap\nantsched_split=64k\n{flag}"
+        ));
+        let device = SharedDevice::new(disk_model("deskstar-34gxp").unwrap());
+        let w = workload::compile(&jobs, device.capacity_sectors(), 1).unwrap();
+        let sched = antsched_core::build("as-aged-sptf", &BuildEnv::default()).unwrap();
+        let mut seen: Vec<(bool, Nanos)> = Vec::new();
+        Simulation::new(&jobs, &w, sched, device)
+            .unwrap()
+            .observe(|r, _| seen.push((r.continuation, r.issued)))
+            .run()
+            .unwrap();
+        seen
+    };
+    let flagged = pieces("");
+    let unflagged = pieces("antsched_split_flag=0\n");
+    assert_eq!((flagged.len(), unflagged.len()), (24, 24));
+    let continuations = |v: &[(bool, Nanos)]| v.iter().filter(|p| p.0).count();
+    assert_eq!(continuations(&flagged), 16);
+    assert_eq!(continuations(&unflagged), 0);
+    // Three pieces of each read, issued together.
+    assert!(unflagged.chunks(3).all(|c| c.iter().all(|p| p.1 == c[0].1)));
+}
+
 /// The whole suite, run once for all the shape tests below (about a second in release).
 fn suite() -> &'static (Vec<PaperRun>, Vec<Experiment>) {
     static SUITE: OnceLock<(Vec<PaperRun>, Vec<Experiment>)> = OnceLock::new();
