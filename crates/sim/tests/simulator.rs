@@ -137,8 +137,8 @@ fn suite() -> &'static (Vec<PaperRun>, Vec<Experiment>) {
     })
 }
 
-fn mb_s(group: &str, variant: &str, x: Option<f64>, label: &str) -> f64 {
-    suite()
+fn run(group: &str, variant: &str, x: Option<f64>, label: &str) -> &'static RunReport {
+    &suite()
         .0
         .iter()
         .find(|r| {
@@ -149,7 +149,10 @@ fn mb_s(group: &str, variant: &str, x: Option<f64>, label: &str) -> f64 {
         })
         .unwrap_or_else(|| panic!("no run {group} {variant} {x:?} {label}"))
         .report
-        .throughput_mb_s
+}
+
+fn mb_s(group: &str, variant: &str, x: Option<f64>, label: &str) -> f64 {
+    run(group, variant, x, label).throughput_mb_s
 }
 
 fn gain(group: &str, variant: &str, x: Option<f64>) -> f64 {
@@ -271,11 +274,52 @@ fn the_asymmetric_case_dips_then_recovers_once_only_the_fast_reader_is_waited_fo
     );
 }
 
+/// Section 4.2.4: "For n = 0, the anticipatory scheduler can cope with all requests arriving
+/// slowly. But for n between 1 and 4, the anticipation heuristic performs only slightly worse
+/// than the original system: by about 20%." The windows: as/original within 5% of 1 at n = 0,
+/// and 0.7 to 0.9 (the paper's 0.8, give or take half its loss) for n = 1 to 4, with the
+/// adversary's requests arriving together, as the paper likens them to a large read split into
+/// pieces. Every wait then times out: anticipation gains nothing and loses the timeouts.
 #[test]
-fn the_adversary_costs_at_most_30_percent() {
-    for n in 0..=4 {
+fn the_adversary_copes_at_n_0_and_costs_about_20_percent_for_n_1_to_4() {
+    let g = gain("fig7-adversary", "", Some(0.0));
+    assert!(
+        (0.95..=1.05).contains(&g),
+        "n = 0: {g}, the paper's \"copes\""
+    );
+    for n in 1..=4 {
         let g = gain("fig7-adversary", "", Some(f64::from(n)));
-        assert!(g >= 0.7, "n = {n}: {g}");
+        assert!(
+            (0.7..=0.9).contains(&g),
+            "n = {n}: {g}, the paper's about 0.8"
+        );
+        let a = run(
+            "fig7-adversary",
+            "",
+            Some(f64::from(n)),
+            paper::ANTICIPATORY,
+        );
+        assert_eq!(a.anticipation.hits, 0, "n = {n}: a wait was answered");
+        assert!(a.anticipation.timeouts > 0, "n = {n}: no timeout");
+    }
+}
+
+/// The same adversary with its rapid requests issued one at a time is not the paper's
+/// figure: from n = 2 on the heuristic waits within each burst and is answered (n answered
+/// waits per timeout, within 10%), and anticipation gains. The report explains the
+/// difference with these runs.
+#[test]
+fn one_request_at_a_time_the_heuristic_is_answered_within_the_bursts_and_gains() {
+    for n in 2..=4 {
+        let x = Some(f64::from(n));
+        let a = run("sec4.2.4-one-at-a-time", "", x, paper::ANTICIPATORY);
+        let per = a.anticipation.hits as f64 / a.anticipation.timeouts.max(1) as f64;
+        assert!(
+            (f64::from(n) * 0.9..=f64::from(n) * 1.1).contains(&per),
+            "n = {n}: {per} answered waits per timeout"
+        );
+        let g = gain("sec4.2.4-one-at-a-time", "", x);
+        assert!(g > 1.0, "n = {n}: {g}");
     }
 }
 
