@@ -40,7 +40,7 @@ FIO_KEYS = [
     "antsched_issue_delay", "antsched_split", "antsched_readahead", "antsched_extent",
     "antsched_extent_gap", "antsched_disk_offset", "antsched_dir_files",
     "antsched_context_per_file", "antsched_writeback_interval", "antsched_dirty_limit",
-    "antsched_thinktime_dist", "antsched_adversary",
+    "antsched_thinktime_dist", "antsched_adversary", "antsched_split_flag",
 ]
 
 

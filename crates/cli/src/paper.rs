@@ -396,7 +396,7 @@ fn draw_plots(dir: &Path, runs: &[PaperRun]) -> anyhow::Result<Vec<String>> {
     let adv_b = series(runs, "fig7-adversary", b);
     let adv_s = series(runs, "fig7-adversary", s);
     Bars {
-        title: "Figure 7: the adversary (n rapid requests, then a pause)",
+        title: "Figure 7: the adversary (n rapid requests with one more, then a pause)",
         y_label: "throughput (MB/s)",
         categories: adv_b.iter().map(|p| format!("n={}", p.0)).collect(),
         series: vec![

@@ -412,7 +412,9 @@ impl<'a> Simulation<'a> {
         self.at(c.finish, Event::Complete(r.id, r.bytes()));
     }
 
-    /// Sends one run of pieces to the scheduler; returns how many requests it made.
+    /// Sends one run of pieces to the scheduler; returns how many requests it made. With
+    /// `flagged` every piece after the first is marked a continuation, so that the scheduler
+    /// treats the run as one request (`antsched_split_flag`).
     #[allow(clippy::too_many_arguments)]
     fn send(
         &mut self,
@@ -421,6 +423,7 @@ impl<'a> Simulation<'a> {
         op: Op,
         sync: bool,
         owner: Option<usize>,
+        flagged: bool,
         purpose: impl Fn(&mut Self, RequestId) -> Purpose,
     ) -> u32 {
         let pieces = std::mem::take(&mut self.pieces);
@@ -440,7 +443,7 @@ impl<'a> Simulation<'a> {
                     sectors,
                     sync,
                     issued: self.now,
-                    continuation: k > 0,
+                    continuation: flagged && k > 0,
                 },
                 self.now,
             );
@@ -518,7 +521,8 @@ impl<'a> Simulation<'a> {
                 );
                 if let Some((s, e)) = plan.missing {
                     file.runs(s, e - s, job.split, &mut self.pieces);
-                    waiting += self.send(ctx, class, Op::Read, sync, Some(i), |_, _| {
+                    let flagged = job.split_flag;
+                    waiting += self.send(ctx, class, Op::Read, sync, Some(i), flagged, |_, _| {
                         Purpose::App(app)
                     });
                 }
@@ -536,13 +540,21 @@ impl<'a> Simulation<'a> {
                         let piece_end = (at + job.split).min(e);
                         file.runs(at, piece_end - at, job.split, &mut self.pieces);
                         let (ps, pe) = (at, piece_end);
-                        self.send(ctx, class, Op::Read, false, Some(i), |sim, id| {
-                            sim.runs[i].ra.prefetching(ps, pe, id);
-                            Purpose::Prefetch {
-                                issuer: i,
-                                waiters: Vec::new(),
-                            }
-                        });
+                        self.send(
+                            ctx,
+                            class,
+                            Op::Read,
+                            false,
+                            Some(i),
+                            job.split_flag,
+                            |sim, id| {
+                                sim.runs[i].ra.prefetching(ps, pe, id);
+                                Purpose::Prefetch {
+                                    issuer: i,
+                                    waiters: Vec::new(),
+                                }
+                            },
+                        );
                         at = piece_end;
                     }
                 }
@@ -566,7 +578,10 @@ impl<'a> Simulation<'a> {
             }
             op => {
                 file.runs(io.offset, io.len, job.split, &mut self.pieces);
-                waiting += self.send(ctx, class, op, sync, Some(i), |_, _| Purpose::App(app));
+                let flagged = job.split_flag;
+                waiting += self.send(ctx, class, op, sync, Some(i), flagged, |_, _| {
+                    Purpose::App(app)
+                });
             }
         }
         if waiting == 0 {
@@ -710,7 +725,7 @@ impl<'a> Simulation<'a> {
                     let n = (sectors - at).min(split / 512).max(1);
                     self.pieces.push((sector + at, n as u32));
                     let bytes = n * 512;
-                    self.send(ctx, class, Op::Write, false, None, |_, _| {
+                    self.send(ctx, class, Op::Write, false, None, true, |_, _| {
                         Purpose::Writeback { issuer: i, bytes }
                     });
                     at += n;

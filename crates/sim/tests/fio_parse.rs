@@ -603,6 +603,7 @@ fn job_file_line() -> impl Strategy<Value = String> {
         "antsched_adversary",
         "antsched_issue_delay",
         "antsched_split",
+        "antsched_split_flag",
         "antsched_readahead",
         "antsched_context_per_file",
         "antsched_dir_files",

@@ -97,6 +97,36 @@ fn time_moves_forward_and_every_request_is_served_once() {
     assert!(spans.windows(2).all(|w| w[1].0 >= w[0].1));
 }
 
+/// `antsched_split_flag`: with the flag (the default) the pieces of a split request after the
+/// first are continuations, which the scheduler treats as part of the first; without it every
+/// piece is a request of its own, and all of them reach the scheduler at once.
+#[test]
+fn unflagged_pieces_reach_the_scheduler_as_requests_of_their_own() {
+    let pieces = |flag: &str| {
+        let jobs = job(&format!(
+            "[a]\nrw=read\nbs=192k\nsize=1536k\nioengine=mmap\nantsched_split=64k\n{flag}"
+        ));
+        let device = SharedDevice::new(disk_model("deskstar-34gxp").unwrap());
+        let w = workload::compile(&jobs, device.capacity_sectors(), 1).unwrap();
+        let sched = antsched_core::build("as-aged-sptf", &BuildEnv::default()).unwrap();
+        let mut seen: Vec<(bool, Nanos)> = Vec::new();
+        Simulation::new(&jobs, &w, sched, device)
+            .unwrap()
+            .observe(|r, _| seen.push((r.continuation, r.issued)))
+            .run()
+            .unwrap();
+        seen
+    };
+    let flagged = pieces("");
+    let unflagged = pieces("antsched_split_flag=0\n");
+    assert_eq!((flagged.len(), unflagged.len()), (24, 24));
+    let continuations = |v: &[(bool, Nanos)]| v.iter().filter(|p| p.0).count();
+    assert_eq!(continuations(&flagged), 16);
+    assert_eq!(continuations(&unflagged), 0);
+    // Three pieces of each read, issued together.
+    assert!(unflagged.chunks(3).all(|c| c.iter().all(|p| p.1 == c[0].1)));
+}
+
 /// The whole suite, run once for all the shape tests below (about a second in release).
 fn suite() -> &'static (Vec<PaperRun>, Vec<Experiment>) {
     static SUITE: OnceLock<(Vec<PaperRun>, Vec<Experiment>)> = OnceLock::new();
@@ -107,8 +137,8 @@ fn suite() -> &'static (Vec<PaperRun>, Vec<Experiment>) {
     })
 }
 
-fn mb_s(group: &str, variant: &str, x: Option<f64>, label: &str) -> f64 {
-    suite()
+fn run(group: &str, variant: &str, x: Option<f64>, label: &str) -> &'static RunReport {
+    &suite()
         .0
         .iter()
         .find(|r| {
@@ -119,7 +149,10 @@ fn mb_s(group: &str, variant: &str, x: Option<f64>, label: &str) -> f64 {
         })
         .unwrap_or_else(|| panic!("no run {group} {variant} {x:?} {label}"))
         .report
-        .throughput_mb_s
+}
+
+fn mb_s(group: &str, variant: &str, x: Option<f64>, label: &str) -> f64 {
+    run(group, variant, x, label).throughput_mb_s
 }
 
 fn gain(group: &str, variant: &str, x: Option<f64>) -> f64 {
@@ -241,11 +274,52 @@ fn the_asymmetric_case_dips_then_recovers_once_only_the_fast_reader_is_waited_fo
     );
 }
 
+/// Section 4.2.4: "For n = 0, the anticipatory scheduler can cope with all requests arriving
+/// slowly. But for n between 1 and 4, the anticipation heuristic performs only slightly worse
+/// than the original system: by about 20%." The windows: as/original within 5% of 1 at n = 0,
+/// and 0.7 to 0.9 (the paper's 0.8, give or take half its loss) for n = 1 to 4, with the
+/// adversary's requests arriving together, as the paper likens them to a large read split into
+/// pieces. Every wait then times out: anticipation gains nothing and loses the timeouts.
 #[test]
-fn the_adversary_costs_at_most_30_percent() {
-    for n in 0..=4 {
+fn the_adversary_copes_at_n_0_and_costs_about_20_percent_for_n_1_to_4() {
+    let g = gain("fig7-adversary", "", Some(0.0));
+    assert!(
+        (0.95..=1.05).contains(&g),
+        "n = 0: {g}, the paper's \"copes\""
+    );
+    for n in 1..=4 {
         let g = gain("fig7-adversary", "", Some(f64::from(n)));
-        assert!(g >= 0.7, "n = {n}: {g}");
+        assert!(
+            (0.7..=0.9).contains(&g),
+            "n = {n}: {g}, the paper's about 0.8"
+        );
+        let a = run(
+            "fig7-adversary",
+            "",
+            Some(f64::from(n)),
+            paper::ANTICIPATORY,
+        );
+        assert_eq!(a.anticipation.hits, 0, "n = {n}: a wait was answered");
+        assert!(a.anticipation.timeouts > 0, "n = {n}: no timeout");
+    }
+}
+
+/// The same adversary with its rapid requests issued one at a time is not the paper's
+/// figure: from n = 2 on the heuristic waits within each burst and is answered (n answered
+/// waits per timeout, within 10%), and anticipation gains. The report explains the
+/// difference with these runs.
+#[test]
+fn one_request_at_a_time_the_heuristic_is_answered_within_the_bursts_and_gains() {
+    for n in 2..=4 {
+        let x = Some(f64::from(n));
+        let a = run("sec4.2.4-one-at-a-time", "", x, paper::ANTICIPATORY);
+        let per = a.anticipation.hits as f64 / a.anticipation.timeouts.max(1) as f64;
+        assert!(
+            (f64::from(n) * 0.9..=f64::from(n) * 1.1).contains(&per),
+            "n = {n}: {per} answered waits per timeout"
+        );
+        let g = gain("sec4.2.4-one-at-a-time", "", x);
+        assert!(g > 1.0, "n = {n}: {g}");
     }
 }
 

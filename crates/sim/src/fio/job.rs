@@ -128,9 +128,11 @@ pub struct Job {
     pub thinktime_blocks: u64,
     /// `antsched_thinktime_dist=`: how each pause is drawn (default `constant`).
     pub thinktime_dist: ThinkTimeDist,
-    /// `antsched_adversary=N`: the paper's adversary (section 4.2.4): N requests with no think
-    /// time, then one pause of `thinktime`, repeated. Equivalent to fio's
-    /// `thinktime_blocks=N+1`; see [`Job::ios_per_pause`].
+    /// `antsched_adversary=N`: the paper's adversary (section 4.2.4) with its rapid requests
+    /// issued one at a time: N requests with no think time, then one pause of `thinktime`,
+    /// repeated. Equivalent to fio's `thinktime_blocks=N+1`; see [`Job::ios_per_pause`]. The
+    /// paper's Figure 7 has the N+1 requests arrive together instead (unflagged pieces of one
+    /// read, [`Job::split_flag`]).
     pub adversary: Option<u64>,
     /// `runtime=`: stop after this long; `None` if not given or 0 (fio: no limit).
     pub runtime_ns: Option<u64>,
@@ -164,6 +166,12 @@ pub struct Job {
     /// `antsched_split=`: requests larger than this are split into pieces the scheduler
     /// treats as one request. Default 128 KiB.
     pub split: u64,
+    /// `antsched_split_flag=`: whether the file system flags the pieces of a split request
+    /// so that the scheduler treats them as one (default 1, the paper's fix, section 4.2.4).
+    /// With 0 each piece reaches the scheduler as a request of its own, all of them at once,
+    /// as FreeBSD's 128 KB pieces of a 1 MB read did before that fix: the pattern of the
+    /// paper's adversary, "several requests rapidly, followed by a long wait".
+    pub split_flag: bool,
     /// `antsched_readahead=`: maximum read-ahead window where read-ahead applies
     /// ([`Job::readahead_applies`]); 0 turns it off. Default 128 KiB.
     pub readahead: u64,
@@ -556,6 +564,7 @@ pub(crate) fn resolve(
         extents,
         issue_delay_ns: view.nanos("antsched_issue_delay").unwrap_or(0),
         split: view.bytes("antsched_split").unwrap_or(DEFAULT_SPLIT),
+        split_flag: view.boolean("antsched_split_flag").unwrap_or(true),
         readahead: view
             .bytes("antsched_readahead")
             .unwrap_or(DEFAULT_READAHEAD),

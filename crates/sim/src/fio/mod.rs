@@ -89,9 +89,10 @@
 //! | `antsched_disk_offset` | size, multiple of 512 | after the previous file | where this job's file starts on the simulated disk. Without it, files are laid out one after another in order of first appearance. Not for devices, which are addressed at `offset`. |
 //! | `antsched_extent`, `antsched_extent_gap` | sizes, multiples of 512 (extent > 0) | contiguous | the file lies on the disk in extents of that size separated by gaps, as FFS spreads a large file across cylinder groups; read-ahead backs off at each boundary (paper, section 4.1). Both or neither. |
 //! | `antsched_thinktime_dist` | `constant`, `uniform` | `constant` | `constant` is fio's `thinktime`; `uniform` draws each pause uniformly on [0, `thinktime`] (paper, section 4.2.3) |
-//! | `antsched_adversary` | N ≥ 0 | off | the adversary of section 4.2.4: N requests with no think time, then one pause of `thinktime`, repeated (fio's `thinktime_blocks=N+1`; not with `thinktime_blocks` or a uniform distribution) |
+//! | `antsched_adversary` | N ≥ 0 | off | the adversary of section 4.2.4 with its rapid requests issued one at a time: N requests with no think time, then one pause of `thinktime`, repeated (fio's `thinktime_blocks=N+1`; not with `thinktime_blocks` or a uniform distribution). The paper's Figure 7 has the N+1 requests arrive together: `bs` of N+1 pieces, `antsched_split` of one, `antsched_split_flag=0` |
 //! | `antsched_issue_delay` | time, unit required | 0 | CPU time between a completion and the next request reaching the disk (the system call or page fault) |
 //! | `antsched_split` | size, > 0, multiple of 512 | `128k` | the file system splits larger requests into pieces of this size that the scheduler treats as one request (section 4.2.4; FreeBSD's 128 KB) |
+//! | `antsched_split_flag` | 0 or 1 | 1 | 1: the file system flags the pieces so that the scheduler treats them as one request (the paper's fix, section 4.2.4); 0: each piece is a request of its own, all arriving together, as FreeBSD's pieces of a 1 MB read did before that fix, and as the paper's adversary issues its rapid requests |
 //! | `antsched_readahead` | size, multiple of 512 | `128k` | maximum read-ahead window for buffered (`direct=0`) reads with `psync`/`sync`/`pvsync`/`pvsync2`; 0 turns read-ahead off (Linux's default `read_ahead_kb` is 128) |
 //! | `antsched_context_per_file` | 0 or 1 | 0 | each file of the job is read by a new, short-lived context (`find . -type f -exec cat {} \;`); use with `nrfiles`/`filesize` and `file_service_type=sequential`. The context exits `antsched_issue_delay` after its last I/O completes, after the scheduler's decision |
 //! | `antsched_dir_files` | N ≥ 1 | none | with a context per file: directories of N files, each read first (one [`DIR_BLOCK`] before its files) by the job's long-lived parent context (`find`); generated files only |
@@ -260,6 +261,10 @@ mod tests {
             (None, None, 0)
         );
         assert_eq!((job.split, job.readahead), (128 * 1024, 128 * 1024));
+        assert!(
+            job.split_flag,
+            "the pieces are flagged unless told otherwise"
+        );
         assert_eq!(
             (job.dirty_limit, job.writeback_interval_ns),
             (64 << 20, 100_000_000)
@@ -416,8 +421,10 @@ mod tests {
         let job = one(
             "[j]\nsize=1g\nfilename=big\nantsched_disk_offset=2g\nantsched_extent=32m\n\
              antsched_extent_gap=1m\nantsched_issue_delay=50us\nantsched_split=64k\n\
-             antsched_readahead=0\nantsched_dirty_limit=8m\nantsched_writeback_interval=1s\n",
+             antsched_split_flag=0\nantsched_readahead=0\nantsched_dirty_limit=8m\n\
+             antsched_writeback_interval=1s\n",
         );
+        assert!(!job.split_flag);
         assert_eq!(job.disk_offset, Some(2 << 30));
         assert_eq!(
             job.extents,

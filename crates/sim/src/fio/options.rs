@@ -175,6 +175,7 @@ pub(crate) static OPTIONS: &[OptionSpec] = &[
         "antsched_issue_delay=50us",
     ),
     opt("antsched_split", size(true, true), "antsched_split=128k"),
+    opt("antsched_split_flag", Kind::Bool, "antsched_split_flag=0"),
     opt(
         "antsched_readahead",
         size(false, true),

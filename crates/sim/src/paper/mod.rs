@@ -10,8 +10,9 @@
 //! - 4.1: two processes reading separate 1 GB files, 64 KB at a time: sequential, alternate
 //!   blocks, random; with `read` (the file system's prefetch applies) or `mmap` (it does not).
 //! - 4.2: sequential mmap readers that think between requests: both (symmetric), one
-//!   (asymmetric), a uniformly random think time, the adversary, and the adversary under timer
-//!   granularities of 50 us to 1 ms.
+//!   (asymmetric), a uniformly random think time, the adversary (its rapid requests arriving
+//!   together, as the paper's figure has them, and issued one at a time, set beside it), and
+//!   the adversary under timer granularities of 50 us to 1 ms.
 //! - 4.7: proportional share, 1:2 with two readers and 1:1:3 with three.
 //! - 4.8: the access-pattern benchmark on a 15,000 rpm disk.
 //!
