@@ -850,3 +850,42 @@ fn a_long_run_reports_its_progress_within_the_run() {
         assert_eq!(with, without);
     }
 }
+
+/// Issue 18 on a mix of many readers (`examples/jobs/mix-of-readers.fio`): `as-rw-sptf`'s
+/// aggregate throughput within 5% of the best Linux peer's, and its worst-served reader at
+/// least half of what that peer's worst-served reader gets.
+#[test]
+fn as_rw_sptf_on_a_mix_of_readers_keeps_up_with_the_best_linux_peer() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/jobs/mix-of-readers.fio"
+    ))
+    .unwrap();
+    let worst = |r: &RunReport| {
+        r.contexts
+            .iter()
+            .filter(|c| c.ios > 0 || c.name != "writeback")
+            .map(|c| c.throughput_mb_s)
+            .fold(f64::INFINITY, f64::min)
+    };
+    let ours = sim(&text, "as-rw-sptf", 1);
+    let best = ["deadline", "linux-as", "cas", "cfq", "bfq"]
+        .map(|p| sim(&text, p, 1))
+        .into_iter()
+        .max_by(|a, b| a.throughput_mb_s.total_cmp(&b.throughput_mb_s))
+        .unwrap();
+    assert!(
+        ours.throughput_mb_s >= 0.95 * best.throughput_mb_s,
+        "as-rw-sptf {:.2} MB/s against {} {:.2}",
+        ours.throughput_mb_s,
+        best.scheduler,
+        best.throughput_mb_s
+    );
+    assert!(
+        worst(&ours) >= 0.5 * worst(&best),
+        "worst-served reader: as-rw-sptf {:.3} MB/s against {} {:.3}",
+        worst(&ours),
+        best.scheduler,
+        worst(&best)
+    );
+}
