@@ -2,7 +2,7 @@
 //! scheduler with explicit times. The estimator is the seek-distance one (1 sector reads as
 //! 1 ns); the device serves a request in 3 ms, plus 6 ms when the head has to move.
 
-use antsched_core::{build, BuildEnv, ContextId, Nanos, Op, Request, RequestId, MS, US};
+use antsched_core::{build, BuildEnv, ContextId, Nanos, Op, Request, MS, US};
 
 mod common;
 use common::paper_service;
@@ -42,17 +42,7 @@ fn chain_against_stream(spec: &str, members: u64) -> ChainRun {
     };
     let mut request = |ctx: u32, sector: u64, now: Nanos| {
         next_id += 1;
-        Request {
-            id: RequestId(next_id),
-            context: ContextId(ctx),
-            class: antsched_core::ClassId(ctx.min(1)),
-            op: Op::Read,
-            sector,
-            sectors: 128,
-            sync: true,
-            issued: now,
-            continuation: false,
-        }
+        common::request(next_id, ctx, ctx.min(1), Op::Read, sector, now)
     };
     for _ in 0..1_000_000 {
         // Completion, then exit, then arrivals, at the instant each is due.
@@ -183,17 +173,7 @@ fn reader_against_flood(spec: &str, until: Nanos) -> FloodRun {
     let mut busy: Option<(Request, Nanos)> = None;
     let mut request = |ctx: u32, op: Op, sector: u64, now: Nanos| {
         next_id += 1;
-        Request {
-            id: RequestId(next_id),
-            context: ContextId(ctx),
-            class: antsched_core::ClassId(0),
-            op,
-            sector,
-            sectors: 128,
-            sync: op == Op::Read,
-            issued: now,
-            continuation: false,
-        }
+        common::request(next_id, ctx, 0, op, sector, now)
     };
     let mut write_at = 0;
     for _ in 0..64 {

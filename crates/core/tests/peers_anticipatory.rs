@@ -485,17 +485,8 @@ fn reader_against_writer(s: &mut dyn Scheduler, span: Nanos) -> usize {
     let mut reads = 0;
     let mut mk = |op: Op, sector: u64, now: Nanos| {
         next_id += 1;
-        Request {
-            id: RequestId(next_id),
-            context: ContextId(if op == Op::Read { 1 } else { 2 }),
-            class: ClassId(0),
-            op,
-            sector,
-            sectors: 128,
-            sync: op == Op::Read,
-            issued: now,
-            continuation: false,
-        }
+        let ctx = if op == Op::Read { 1 } else { 2 };
+        common::request(next_id, ctx, 0, op, sector, now)
     };
     for _ in 0..32 {
         let w = mk(Op::Write, write_sector, 0);

@@ -36,6 +36,21 @@ impl Reader {
     }
 }
 
+/// Request `id` of 64 KB at `sector`, issued at `now`: synchronous if it is a read.
+pub fn request(id: u64, ctx: u32, class: u32, op: Op, sector: u64, now: Nanos) -> Request {
+    Request {
+        id: RequestId(id),
+        context: ContextId(ctx),
+        class: ClassId(class),
+        op,
+        sector,
+        sectors: 128,
+        sync: op == Op::Read,
+        issued: now,
+        continuation: false,
+    }
+}
+
 /// 3 ms per request, plus 6 ms when the head has to move: the paper's 34GXP in round numbers
 /// (section 2: "9ms of average seek time and 3ms of read time for every 64 KB block").
 pub fn paper_service(req: &Request, head: u64) -> Nanos {
@@ -66,15 +81,8 @@ impl<'a, S: Scheduler + ?Sized> Driver<'a, S> {
     pub fn request(&mut self, ctx: u32, class: u32, sector: u64, sectors: u32) -> Request {
         self.next_id += 1;
         Request {
-            id: RequestId(self.next_id),
-            context: ContextId(ctx),
-            class: ClassId(class),
-            op: Op::Read,
-            sector,
             sectors,
-            sync: true,
-            issued: self.now,
-            continuation: false,
+            ..request(self.next_id, ctx, class, Op::Read, sector, self.now)
         }
     }
 
