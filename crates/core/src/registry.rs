@@ -17,7 +17,8 @@ use crate::heuristic::{
     AgedSptfRule, ClookRule, Combination, Heuristic, NeverWait, Proportional, SptfRule,
 };
 use crate::policy::{
-    AgedSptf, Clook, Fcfs, Look, Lottery, Policy, RelaxedStride, RwSptf, Sptf, Sstf, Stride, Yfq,
+    AgedSptf, Clook, Fcfs, Look, Lottery, Policy, RelaxedStride, RwSptf, ShareUnit, Sliced, Sptf,
+    Sstf, Stride, Yfq,
 };
 use crate::request::Nanos;
 use crate::scheduler::Scheduler;
@@ -65,6 +66,8 @@ pub enum TunableKind {
     Estimator,
     /// `auto` (decided by the driver, see [`REAL_TIME_WAIT_SLACK`]) or a duration.
     Slack,
+    /// One of these words.
+    Choice(&'static [&'static str]),
 }
 
 /// One tunable: the name users type, its default (as they would type it) and what it does.
@@ -93,6 +96,8 @@ pub enum Value {
     Estimator(EstimatorChoice),
     /// `auto` of a [`TunableKind::Slack`].
     Auto,
+    /// The word given for a [`TunableKind::Choice`].
+    Choice(&'static str),
 }
 
 /// Which positioning-time estimator a scheduler uses.
@@ -142,6 +147,13 @@ impl Tunables {
             Some(Value::Duration(v)) => *v,
             _ if env.real_time => REAL_TIME_WAIT_SLACK,
             _ => 0,
+        }
+    }
+
+    pub fn choice(&self, name: &str) -> &'static str {
+        match self.get(name) {
+            Some(Value::Choice(w)) => w,
+            other => unreachable!("tunable {name} is not a choice: {other:?}"),
         }
     }
 
@@ -252,6 +264,11 @@ fn parse_value(kind: TunableKind, raw: &str) -> Result<Value, String> {
             Ok(v) if v >= min && v <= max => Ok(Value::Integer(v)),
             _ => Err(format!("an integer from {min} to {max}")),
         },
+        TunableKind::Choice(words) => words
+            .iter()
+            .find(|w| **w == raw)
+            .map(|w| Value::Choice(w))
+            .ok_or_else(|| format!("one of {}", words.join(", "))),
         TunableKind::Slack if raw == "auto" => Ok(Value::Auto),
         TunableKind::Slack => match parse_duration(raw) {
             Ok(d) if d <= MAX_TUNABLE_DURATION => Ok(Value::Duration(d)),
@@ -362,6 +379,20 @@ pub mod tunables {
         POSITIVE,
         "rw-sptf: after the writes' turn, synchronous requests keep the disk at least this long (AS's read_batch_expire)"
     );
+    tunable!(
+        SHARE,
+        "share",
+        "none",
+        TunableKind::Choice(&["none", "time", "bytes"]),
+        "rw-sptf: what classes' weights divide, in turns of a slice: disk time (the paper's contracts), bytes (BFQ's), or none (one queue for all)"
+    );
+    tunable!(
+        SLICE,
+        "slice",
+        "100ms",
+        POSITIVE,
+        "rw-sptf: how long a class keeps the disk while it has requests (CFQ's slice_sync), when other classes wait"
+    );
     tunable!(CHAINS_ON, "chains", "1", TunableKind::Integer { min: 0, max: 1 },
         "1: follow chains of short-lived processes (find -exec cat, make): wait for the process that continues where an exited one left off, priced by what past chains did");
     tunable!(CHAINS, "chains", "0", TunableKind::Integer { min: 0, max: 1 },
@@ -438,6 +469,8 @@ fn policy_tunables(policy: &str) -> Vec<&'static TunableInfo> {
             &WRITE_EXPIRE,
             &WRITE_BATCH_EXPIRE,
             &READ_BATCH_EXPIRE,
+            &SHARE,
+            &SLICE,
         ],
         "stride" => vec![&REJOIN_AFTER],
         "lottery" => vec![&SEED, &REJOIN_AFTER],
@@ -719,11 +752,21 @@ fn build_ours(
     }
 }
 
-fn rw_sptf(t: &Tunables) -> RwSptf {
-    RwSptf::new(
+fn rw_sptf(t: &Tunables) -> Sliced<RwSptf> {
+    let (write_expire, write_batch, read_batch) = (
         t.duration("write_expire"),
         t.duration("write_batch_expire"),
         t.duration("read_batch_expire"),
+    );
+    let unit = match t.choice("share") {
+        "time" => ShareUnit::Time,
+        "bytes" => ShareUnit::Bytes,
+        _ => ShareUnit::None,
+    };
+    Sliced::new(
+        move || RwSptf::new(write_expire, write_batch, read_batch),
+        unit,
+        t.duration("slice"),
     )
 }
 

@@ -260,3 +260,32 @@ fn a_write_back_flood_neither_starves_a_reader_nor_is_starved() {
     assert!(run.writes > 300, "{run:?}");
     assert!(run.write_worst_wait < 3 * antsched_core::SEC, "{run:?}");
 }
+
+/// Shares by disk time (the paper's contract) or by bytes (BFQ's), in turns of a slice:
+/// two sequential readers weighted 1:2 get 1:2 of the disk's time with `share=time` (and of
+/// the bytes with `share=bytes`), at most a seek per turn lost, where Stride's switch on every
+/// request seeks between every two.
+#[test]
+fn shares_by_disk_time_or_bytes_keep_the_readers_sequential() {
+    use common::{switches, Driver, Reader};
+    let run = |spec: &str| {
+        let mut s = build(spec, &BuildEnv::default()).unwrap();
+        s.set_class_weight(antsched_core::ClassId(0), 100);
+        s.set_class_weight(antsched_core::ClassId(1), 200);
+        let mut d = Driver::new(&mut *s);
+        let mut readers = [
+            Reader::sequential(0, 0, 100 * US),
+            Reader::sequential(1, FAR, 100 * US),
+        ];
+        d.run(&mut readers, 3000, &paper_service);
+        let order = d.order();
+        let served = |c: u32| order.iter().filter(|&&x| x == c).count() as f64;
+        (served(1) / served(0), switches(&order))
+    };
+    for share in ["time", "bytes"] {
+        let (ratio, switched) = run(&format!("as-rw-sptf:estimator=seek,share={share}"));
+        assert!((ratio - 2.0).abs() < 0.1, "share={share}: {ratio:.3}");
+        // A turn is 100 ms, about 33 requests of 3 ms: a switch per turn.
+        assert!(switched < 3000 / 20, "share={share}: {switched} switches");
+    }
+}

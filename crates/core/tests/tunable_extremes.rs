@@ -46,6 +46,7 @@ fn extremes(kind: TunableKind) -> Vec<String> {
         TunableKind::Integer { min, max } => vec![min.to_string(), max.to_string()],
         TunableKind::Real { min, max } => vec![min.to_string(), max.to_string()],
         TunableKind::Estimator => vec![],
+        TunableKind::Choice(words) => words.iter().map(|w| w.to_string()).collect(),
     }
 }
 

@@ -16,12 +16,14 @@
 //! | [`Yfq`] | smallest finish tag among classes (sectors / weight) |
 //! | [`Lottery`] | a draw weighted by the classes' weights |
 //! | [`RelaxedStride`] | SPTF among the classes within `tau` of the smallest virtual clock |
+//! | [`Sliced`] | classes in turns of a slice, by virtual clock (disk time or bytes); any policy within a class |
 
 mod classes;
 mod fcfs;
 mod lottery;
 mod rw;
 mod scan;
+mod sliced;
 mod sptf;
 mod stride;
 mod yfq;
@@ -31,6 +33,7 @@ pub use fcfs::Fcfs;
 pub use lottery::Lottery;
 pub use rw::{RwSptf, DEFAULT_READ_BATCH_EXPIRE, DEFAULT_WRITE_BATCH_EXPIRE, DEFAULT_WRITE_EXPIRE};
 pub use scan::{Clook, Look, Sstf};
+pub use sliced::{ShareUnit, Sliced, DEFAULT_SLICE};
 pub use sptf::{AgedSptf, Sptf, DEFAULT_AGE_BOUND};
 pub use stride::{RelaxedStride, Stride, DEFAULT_TAU};
 pub use yfq::Yfq;
