@@ -324,12 +324,112 @@ pub struct HddModel {
     /// Every positioning-time question starts with "how far has the read-ahead got by now?",
     /// and schedulers ask several per decision; the pieces do not depend on the time asked, so
     /// they are laid out once per read-ahead and then only scanned.
-    prefetch_walk: RefCell<Option<PrefetchWalk>>,
+    prefetch_walk: RefCell<PrefetchWalk>,
     /// The last few tracks located: (first LBN, where it was), valid for the `run` LBNs that
-    /// follow in consecutive sectors. A decision locates the same few places again and again
-    /// (the head's track, each candidate's), and locating costs several divisions.
-    located: RefCell<[(u64, Located); 4]>,
+    /// follow in consecutive sectors: a transfer or a read-ahead walks on along the tracks it
+    /// found. Locating costs several divisions.
+    located: RefCell<[(u64, Place); 4]>,
     located_next: Cell<usize>,
+    /// LBNs located, by LBN: slot [`place_slot`] holds (LBN, where it is). A scheduler asks
+    /// about every pending request again at each decision until it is served (with eight
+    /// processes reading at random, some seven times each), always at the same LBN, and a
+    /// decision's eight candidates and the head's tracks are more than the track memo holds.
+    places: Box<[Cell<(u64, Place)>; PLACES]>,
+    /// Counts the submits: an answer remembered at one generation holds as long as the
+    /// state has not changed, i.e. until the next submit.
+    generation: u64,
+    /// Where the arm starts on a media access that misses the cache, as positioning questions
+    /// work it out. Every candidate of a decision asks at the same time, and all but the first
+    /// find the answer here.
+    miss_start: Cell<MissStart>,
+}
+
+/// [`HddModel::arm_for_miss`]'s last answer, and the question it answers.
+#[derive(Clone, Copy, Debug)]
+struct MissStart {
+    /// The [`HddModel::generation`] asked at.
+    generation: u64,
+    /// The arrival time asked about (NaN: none).
+    t: f64,
+    write: bool,
+    /// (cylinder, head, start of the media work).
+    arm: (u32, u32, f64),
+}
+
+impl MissStart {
+    /// No answer: no question is asked at a NaN time.
+    const NONE: MissStart = MissStart {
+        generation: 0,
+        t: f64::NAN,
+        write: false,
+        arm: (0, 0, 0.0),
+    };
+}
+
+/// Slots of [`HddModel::places`]: enough that the pending requests of a decision rarely share
+/// one.
+const PLACES: usize = 256;
+
+/// The slot of `lbn` in [`HddModel::places`]. Requests are aligned (a 64 KB read starts on a
+/// multiple of 128 sectors), so the low bits alone would crowd a few slots: a multiplicative
+/// hash spreads them.
+#[inline]
+fn place_slot(lbn: u64) -> usize {
+    (lbn.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - PLACES.trailing_zeros())) as usize
+}
+
+/// Where an LBN lies, and what a media access needs of its track.
+#[derive(Clone, Copy, Debug)]
+struct Place {
+    loc: Located,
+    /// Angular position of the start of its sector ([`Layout::sector_angle`]).
+    angle: u32,
+    /// Sectors per track of its zone.
+    spt: u32,
+    /// Time for one sector to pass under the head, ms (`period / spt`).
+    st: f64,
+}
+
+impl Place {
+    /// Not a place: the key `u64::MAX` of an empty memo slot never matches an LBN.
+    const NONE: Place = Place {
+        loc: Located {
+            zone: 0,
+            pbn: Pbn {
+                cyl: 0,
+                head: 0,
+                sector: 0,
+            },
+            run: 0,
+        },
+        angle: 0,
+        spt: 1,
+        st: 0.0,
+    };
+
+    /// The place `k` sectors further along the same run (`k < run`). The sector stays on the
+    /// track, so its angle is this one's plus `k`, less a turn: `(a + k) mod spt` with
+    /// `a < spt` and `k < spt`.
+    #[inline]
+    fn advance(self, k: u32) -> Place {
+        let angle = self.angle + k;
+        Place {
+            loc: Located {
+                zone: self.loc.zone,
+                pbn: Pbn {
+                    sector: self.loc.pbn.sector + k,
+                    ..self.loc.pbn
+                },
+                run: self.loc.run - k,
+            },
+            angle: if angle >= self.spt {
+                angle - self.spt
+            } else {
+                angle
+            },
+            ..self
+        }
+    }
 }
 
 /// The pieces of one read-ahead, see [`HddModel::prefetch_walk`]. Laid out lazily: most
@@ -337,16 +437,26 @@ pub struct HddModel {
 /// until a later time is asked about.
 #[derive(Clone, Debug)]
 struct PrefetchWalk {
-    pf: Prefetch,
+    /// The read-ahead laid out (none before the first).
+    pf: Option<Prefetch>,
     pieces: Vec<Piece>,
     end: WalkEnd,
     /// `pieces` holds the whole read-ahead, not just its first track.
     complete: bool,
+    /// The last two answers, by the time asked (NaN: none). A decision asks about each
+    /// candidate at the same instant (after the same command overhead), and the request then
+    /// served asks again at its arrival and at the end of its overhead: the same two times.
+    asked: [(f64, PrefetchProgress); 2],
+    /// The slot of `asked` the next new answer goes to.
+    asked_next: usize,
 }
 
 /// What `prefetch_at` returns: (next LBN, cylinder, head, when the mechanism is free, still
 /// running).
 type PrefetchProgress = (u64, u32, u32, f64, bool);
+
+/// [`PrefetchWalk::asked`] before any question: a NaN time equals no time asked.
+const NOT_ASKED: [(f64, PrefetchProgress); 2] = [(f64::NAN, (0, 0, 0, 0.0, false)); 2];
 
 /// One run of sectors transferred on one track.
 #[derive(Clone, Copy, Debug)]
@@ -380,6 +490,10 @@ struct WalkEnd {
 
 const EPS_SECT: f64 = 1e-6;
 
+// Conversions between f64 and u64 go through i64 where the value fits (below 2^63 ns, some
+// 292 years), with the same result: baseline x86-64 converts to and from i64 in one
+// instruction, to and from u64 only in several, and these sit on the simulator's hottest path.
+
 #[inline]
 fn to_ns(ms: f64) -> Nanos {
     if ms <= 0.0 {
@@ -387,13 +501,21 @@ fn to_ns(ms: f64) -> Nanos {
     } else {
         // Rounds to nearest for the non-negative times it sees (negative ones clamp to 0),
         // without the library call `round` is on baseline x86-64.
-        (ms * 1e6 + 0.5) as Nanos
+        let ns = ms * 1e6 + 0.5;
+        if ns < 9.0e18 {
+            ns as i64 as Nanos
+        } else {
+            ns as Nanos
+        }
     }
 }
 
 #[inline]
 fn to_ms(ns: Nanos) -> f64 {
-    ns as f64 / 1e6
+    match i64::try_from(ns) {
+        Ok(ns) => ns as f64 / 1e6,
+        Err(_) => ns as f64 / 1e6,
+    }
 }
 
 impl HddModel {
@@ -416,22 +538,27 @@ impl HddModel {
             nsegs
         ];
         HddModel {
-            prefetch_walk: RefCell::new(None),
-            located: RefCell::new(
-                [(
-                    u64::MAX,
-                    Located {
-                        zone: 0,
-                        pbn: Pbn {
-                            cyl: 0,
-                            head: 0,
-                            sector: 0,
-                        },
-                        run: 0,
-                    },
-                ); 4],
-            ),
+            prefetch_walk: RefCell::new(PrefetchWalk {
+                pf: None,
+                pieces: Vec::new(),
+                end: WalkEnd {
+                    cyl: 0,
+                    head: 0,
+                    t_end: 0.0,
+                    seek: 0.0,
+                    rot: 0.0,
+                    t_first: 0.0,
+                    free_before: 0,
+                },
+                complete: false,
+                asked: NOT_ASKED,
+                asked_next: 0,
+            }),
+            located: RefCell::new([(u64::MAX, Place::NONE); 4]),
             located_next: Cell::new(0),
+            places: Box::new(std::array::from_fn(|_| Cell::new((u64::MAX, Place::NONE)))),
+            generation: 0,
+            miss_start: Cell::new(MissStart::NONE),
             spec: Arc::new(Spec {
                 name: name.into(),
                 layout,
@@ -510,28 +637,68 @@ impl HddModel {
         u64::from(c.segments) * u64::from(c.segment_sectors)
     }
 
-    /// [`Layout::locate`], remembering the last few tracks.
+    /// Empties every memo: what a fresh model of the same state would remember. The answers
+    /// must not change (see the property test `memos_change_no_answer`).
+    #[cfg(test)]
+    fn forget(&self) {
+        for slot in self.places.iter() {
+            slot.set((u64::MAX, Place::NONE));
+        }
+        *self.located.borrow_mut() = [(u64::MAX, Place::NONE); 4];
+        self.located_next.set(0);
+        let mut w = self.prefetch_walk.borrow_mut();
+        w.pf = None;
+        w.pieces.clear();
+        w.asked = NOT_ASKED;
+        self.miss_start.set(MissStart::NONE);
+    }
+
+    /// [`Layout::locate`].
     fn locate(&self, lbn: u64) -> Located {
+        self.place(lbn).loc
+    }
+
+    /// Where `lbn` lies and the angle of its sector: remembered by LBN ([`HddModel::places`])
+    /// and by track ([`HddModel::located`]); the same answer as [`HddModel::place_of`].
+    #[inline]
+    fn place(&self, lbn: u64) -> Place {
+        let slot = &self.places[place_slot(lbn)];
+        let (key, place) = slot.get();
+        if key == lbn {
+            return place;
+        }
+        let place = self.place_on_track(lbn);
+        slot.set((lbn, place));
+        place
+    }
+
+    /// [`HddModel::place_of`] from the last few tracks located, else from the layout.
+    fn place_on_track(&self, lbn: u64) -> Place {
         let memo = self.located.borrow();
-        for &(first, loc) in memo.iter() {
-            if lbn >= first && lbn - first < u64::from(loc.run) {
-                let k = (lbn - first) as u32;
-                return Located {
-                    zone: loc.zone,
-                    pbn: Pbn {
-                        sector: loc.pbn.sector + k,
-                        ..loc.pbn
-                    },
-                    run: loc.run - k,
-                };
+        for &(first, place) in memo.iter() {
+            if lbn >= first && lbn - first < u64::from(place.loc.run) {
+                return place.advance((lbn - first) as u32);
             }
         }
         drop(memo);
-        let loc = self.spec.layout.locate(lbn);
+        let place = self.place_of(lbn);
         let i = self.located_next.get();
-        self.located.borrow_mut()[i] = (lbn, loc);
+        self.located.borrow_mut()[i] = (lbn, place);
         self.located_next.set((i + 1) % 4);
-        loc
+        place
+    }
+
+    /// Where `lbn` lies, computed from the layout.
+    fn place_of(&self, lbn: u64) -> Place {
+        let layout = &self.spec.layout;
+        let loc = layout.locate(lbn);
+        let spt = layout.zones[loc.zone].spt;
+        Place {
+            loc,
+            angle: layout.sector_angle(loc.zone, loc.pbn.cyl, loc.pbn.head, loc.pbn.sector),
+            spt,
+            st: self.spec.period / spt as f64,
+        }
     }
 
     #[inline]
@@ -582,8 +749,6 @@ impl HddModel {
         not_before: f64,
         mut on_piece: impl FnMut(&Piece) -> bool,
     ) -> WalkEnd {
-        let layout = &self.spec.layout;
-        let period = self.spec.period;
         let (mut c, mut h, mut t) = (cyl, head, t);
         let mut lbn = lbn;
         let mut left = count;
@@ -598,16 +763,16 @@ impl HddModel {
         };
         let mut first = true;
         while left > 0 {
-            let loc = self.locate(lbn);
+            let place = self.place(lbn);
+            let loc = place.loc;
             let n = (loc.run as u64).min(left) as u32;
             let seek = self.seek_ms(c, h, loc.pbn.cyl, loc.pbn.head, write, !first);
             let mut ts = t + seek;
             if first && not_before > ts {
                 ts = not_before;
             }
-            let spt = layout.zones[loc.zone].spt;
-            let st = period / spt as f64;
-            let a = layout.sector_angle(loc.zone, loc.pbn.cyl, loc.pbn.head, loc.pbn.sector) as f64;
+            let (spt, st) = (place.spt, place.st);
+            let a = place.angle as f64;
             let hpos = self.angle_sect(ts, spt);
             // Both angles lie in [0, spt): the difference needs one wrap at most (and no
             // `fmod`, which is a library call on the hot path).
@@ -692,25 +857,34 @@ impl HddModel {
             );
         }
         let mut cache = self.prefetch_walk.borrow_mut();
+        // Laid out in place, without moving the walk: one vector for the model's lifetime.
+        let w = &mut *cache;
+        if w.pf == Some(*pf) {
+            if let Some(&(_, answer)) = w.asked.iter().find(|a| a.0 == t) {
+                return answer;
+            }
+        }
         // Is the layout of this read-ahead missing, or short of `t`?
-        let short = |w: &PrefetchWalk| {
-            w.pf != *pf
-                || !w.complete
-                    && w.pieces
-                        .last()
-                        .is_none_or(|p| p.t_data + p.n as f64 * p.st <= t)
-        };
-        while cache.as_ref().is_none_or(short) {
+        while w.pf != Some(*pf)
+            || !w.complete
+                && w.pieces
+                    .last()
+                    .is_none_or(|p| p.t_data + p.n as f64 * p.st <= t)
+        {
             // First the track the read-ahead starts on; the whole of it once a time past that
-            // track is asked about.
+            // track is asked about. The answers already given stay true when the rest of this
+            // read-ahead is laid out.
             let whole = pf.limit - pf.from;
             let first_track = self.locate(pf.from).run as u64;
-            let complete = cache.as_ref().is_some_and(|w| w.pf == *pf) || first_track >= whole;
+            let complete = w.pf == Some(*pf) || first_track >= whole;
+            if w.pf != Some(*pf) {
+                w.asked = NOT_ASKED;
+                w.asked_next = 0;
+            }
             let count = if complete { whole } else { first_track };
-            // Reuse the last read-ahead's vector: one allocation for the model's lifetime.
-            let mut pieces = cache.take().map(|w| w.pieces).unwrap_or_default();
+            let pieces = &mut w.pieces;
             pieces.clear();
-            let end = self.walk(
+            w.end = self.walk(
                 pf.cyl,
                 pf.head,
                 pf.t,
@@ -724,14 +898,17 @@ impl HddModel {
                     true
                 },
             );
-            *cache = Some(PrefetchWalk {
-                pf: *pf,
-                pieces,
-                end,
-                complete,
-            });
+            w.pf = Some(*pf);
+            w.complete = complete;
         }
-        let w = cache.as_ref().expect("laid out above");
+        let answer = self.progress_in(w, pf, t);
+        w.asked[w.asked_next] = (t, answer);
+        w.asked_next = 1 - w.asked_next;
+        answer
+    }
+
+    /// [`HddModel::prefetch_at`] from the read-ahead's pieces, laid out at least up to `t`.
+    fn progress_in(&self, w: &PrefetchWalk, pf: &Prefetch, t: f64) -> PrefetchProgress {
         let mut done = pf.from;
         for p in &w.pieces {
             if p.t_data + p.n as f64 * p.st <= t {
@@ -778,15 +955,13 @@ impl HddModel {
     /// Segment holding `lbn` (readable), with the prefetch's progress at `t` counted.
     fn find_seg(&self, lbn: u64, pf_seg: Option<(usize, u64)>) -> Option<(usize, u64)> {
         let rw = self.spec.p.cache.read_hits_on_write_data;
+        let (pi, pe) = pf_seg.unwrap_or((usize::MAX, 0));
+        // Every candidate of a decision looks through every segment, and most find nothing:
+        // the tests are combined with `&`, not `&&`, so that a segment costs one branch.
         for (i, s) in self.segs.iter().enumerate() {
-            if !s.valid || (s.write && !rw) {
-                continue;
-            }
-            let end = match pf_seg {
-                Some((pi, e)) if pi == i => e.max(s.end),
-                _ => s.end,
-            };
-            if lbn >= s.start && lbn < end {
+            let end = if i == pi { pe.max(s.end) } else { s.end };
+            let readable = s.valid & (rw | !s.write);
+            if readable & (lbn >= s.start) & (lbn < end) {
                 return Some((i, end));
             }
         }
@@ -1454,17 +1629,7 @@ impl HddModel {
             }
         }
         let ovh = self.overhead(req.op, false);
-        let (mut cyl, mut head, mut mech_free) = (self.st.cyl, self.st.head, self.st.mech_free);
-        // A read miss aborts the read-ahead once the command is decoded; a write to the media
-        // aborts it on arrival, as `write` does.
-        if let Some(pf) = self.st.prefetch {
-            let at = if write { t } else { t + ovh };
-            let (_, c, h, free, _) = self.prefetch_at(&pf, at);
-            cyl = c;
-            head = h;
-            mech_free = mech_free.max(free);
-        }
-        let t_mech = (t + ovh).max(mech_free);
+        let (cyl, head, t_mech) = self.arm_for_miss(t, ovh, write);
         let (immed, not_before) = if write {
             let loc = self.locate(lbn);
             let zst = self.spec.period / self.spec.layout.zones[loc.zone].spt as f64;
@@ -1480,6 +1645,35 @@ impl HddModel {
         });
         w.t_first - t
     }
+
+    /// Where the arm is and when the mechanism can start on a request that misses the cache,
+    /// arriving at `t` with command overhead `ovh`: (cylinder, head, start of the media work).
+    /// The same for every request of that kind asked about at `t`, so it is remembered for the
+    /// state's generation ([`HddModel::miss_start`]).
+    fn arm_for_miss(&self, t: f64, ovh: f64, write: bool) -> (u32, u32, f64) {
+        let last = self.miss_start.get();
+        if last.generation == self.generation && last.t == t && last.write == write {
+            return last.arm;
+        }
+        let (mut cyl, mut head, mut mech_free) = (self.st.cyl, self.st.head, self.st.mech_free);
+        // A read miss aborts the read-ahead once the command is decoded; a write to the media
+        // aborts it on arrival, as `write` does.
+        if let Some(pf) = self.st.prefetch {
+            let at = if write { t } else { t + ovh };
+            let (_, c, h, free, _) = self.prefetch_at(&pf, at);
+            cyl = c;
+            head = h;
+            mech_free = mech_free.max(free);
+        }
+        let arm = (cyl, head, (t + ovh).max(mech_free));
+        self.miss_start.set(MissStart {
+            generation: self.generation,
+            t,
+            write,
+            arm,
+        });
+        arm
+    }
 }
 
 impl DeviceModel for HddModel {
@@ -1492,6 +1686,7 @@ impl DeviceModel for HddModel {
     }
 
     fn submit(&mut self, req: &DiskRequest, now: Nanos) -> Completion {
+        self.generation += 1;
         let cap = self.spec.layout.capacity();
         let n = (req.sectors.max(1) as u64).min(cap);
         // Requests past the end are clamped to the last blocks rather than panicking: the
@@ -1531,7 +1726,7 @@ impl DeviceModel for HddModel {
 #[inline]
 fn floor_pos(x: f64) -> f64 {
     if (0.0..9.0e15).contains(&x) {
-        (x as u64) as f64
+        (x as i64) as f64
     } else {
         x.floor()
     }
@@ -1547,6 +1742,7 @@ fn frac(x: f64) -> f64 {
 mod tests {
     use super::*;
     use crate::layout::{Sparing, SurfaceOrder, Zone};
+    use proptest::prelude::*;
 
     /// A small drive: 6,000 rpm (10 ms per revolution), 2 surfaces, two zones of 100 and 50
     /// sectors per track, no overheads and a bus fast enough to ignore.
@@ -1676,6 +1872,204 @@ mod tests {
         // costs the skew (1 ms), without skew it costs a whole revolution.
         assert!((ms(with) - 12.0).abs() < 0.01, "with skew {}", ms(with));
         assert!(ms(without) > 20.0, "without skew {}", ms(without));
+    }
+
+    /// A random layout: zones, sparing scheme, surface order, skews, spares, slips and dead
+    /// space, as far as `Layout::new` accepts them.
+    fn any_layout() -> impl Strategy<Value = Option<Layout>> {
+        let zone = (
+            2u32..8,
+            8u32..64,
+            0u32..64,
+            0u32..64,
+            0u32..64,
+            0u64..16,
+            0u64..4,
+            proptest::collection::vec(0u64..2_000, 0..4),
+        );
+        (
+            1u32..4,
+            0usize..7,
+            0usize..3,
+            proptest::collection::vec(zone, 1..4),
+        )
+            .prop_map(|(surfaces, sparing, order, zones)| {
+                let sparing = [
+                    Sparing::None,
+                    Sparing::PerRange { cyls: 2 },
+                    Sparing::PerZone,
+                    Sparing::AtEnd,
+                    Sparing::PerCylinder,
+                    Sparing::PerTrack,
+                    Sparing::Tracks,
+                ][sparing];
+                let order = [
+                    SurfaceOrder::Normal,
+                    SurfaceOrder::SerpentinePerZone,
+                    SurfaceOrder::SerpentineAbsolute,
+                ][order];
+                let mut first = 0;
+                let zones = zones
+                    .into_iter()
+                    .map(|(cyls, spt, ts, cs, off, dead, spares, slips)| {
+                        let mut z = Zone::simple(first, first + cyls - 1, spt, ts % spt, cs % spt);
+                        first += cyls;
+                        z.first_offset = off % spt;
+                        z.dead_space = dead;
+                        z.spares = spares;
+                        let units = match sparing {
+                            Sparing::Tracks => u64::from(cyls * surfaces),
+                            _ => u64::from(cyls * surfaces * spt),
+                        };
+                        let mut slips: Vec<u64> = slips.into_iter().map(|s| s % units).collect();
+                        slips.sort_unstable();
+                        slips.dedup();
+                        // Only as many slips as the scheme can absorb.
+                        match sparing {
+                            Sparing::None => slips.clear(),
+                            Sparing::Tracks => slips.truncate(spares as usize),
+                            _ => {}
+                        }
+                        z.slips = slips;
+                        z
+                    })
+                    .collect();
+                Layout::new(surfaces, sparing, order, zones).ok()
+            })
+    }
+
+    proptest! {
+        /// The memos (places by LBN and by track, the read-ahead's answers by time, where the
+        /// arm starts a miss) change no answer: a model that forgets them before every question
+        /// answers every question, positioning and service alike, as one that keeps them.
+        #[test]
+        fn memos_change_no_answer(
+            layout in any_layout(),
+            cache in 0usize..3,
+            ops in proptest::collection::vec(
+                (0u8..10, 0u64..1_000_000, 1u32..300, 0u64..30_000_000, 0u64..1_000_000),
+                1..60,
+            ),
+        ) {
+            let Some(layout) = layout else { return Ok(()) };
+            let cap = layout.capacity();
+            prop_assume!(cap > 0);
+            let cache = match cache {
+                0 => CacheParams::off(),
+                1 => {
+                    // A modern drive's: read-ahead to fill the segment, riding on it.
+                    let mut c = CacheParams::off();
+                    c.enabled = true;
+                    c.segments = 4;
+                    c.segment_sectors = 96;
+                    c.write_segments = 1;
+                    c.read_ahead = ReadAhead::Segment;
+                    c.max_read_ahead = 96;
+                    c.keep_request = KeepRequest::Overwrite;
+                    c.write_back = WriteBack::All;
+                    c.read_hits_on_write_data = true;
+                    c.almost_read_hits = true;
+                    c.partial_hits = true;
+                    c
+                }
+                _ => {
+                    // An older one's: to the end of the track, zero latency, write-back of
+                    // sequential writes only.
+                    let mut c = CacheParams::off();
+                    c.enabled = true;
+                    c.segments = 2;
+                    c.segment_sectors = 64;
+                    c.read_ahead = ReadAhead::Track;
+                    c.max_read_ahead = 64;
+                    c.min_read_ahead = 8;
+                    c.immediate_read = true;
+                    c.read_any_free_blocks = true;
+                    c.write_back = WriteBack::Sequential;
+                    c.write_stops_prefetch = false;
+                    c
+                }
+            };
+            let params = HddParams {
+                rpm: 6000.0,
+                seek: SeekCurve::fit(1.0, 4.0, 8.0, layout.max_cyl() + 1),
+                head_switch_ms: 0.5,
+                head_switch_random_ms: 1.0,
+                write_settle_ms: 0.2,
+                overheads: Overheads::uniform(0.1),
+                bus_ms_per_sector: 0.01,
+                bus_write_ms_per_sector: 0.01,
+                cache,
+                reselect: Reselect::default(),
+            };
+            let mut kept = HddModel::new("kept", layout.clone(), params.clone());
+            let mut forgot = HddModel::new("forgot", layout, params);
+            let mut now = 0;
+            let mut last = 0u64;
+            for (kind, at, sectors, gap, other) in ops {
+                // Half the requests continue the last one (the read-ahead's and the track
+                // memo's cases), the rest land anywhere.
+                let lbn = if kind < 5 { last } else { at % cap };
+                let req = if kind == 9 {
+                    DiskRequest::write(lbn, sectors)
+                } else {
+                    DiskRequest::read(lbn, sectors)
+                };
+                // Positioning questions at the same instant: the request itself, a neighbour
+                // and one elsewhere, asked twice.
+                for q in [req, DiskRequest::read(other % cap, 8), req] {
+                    forgot.forget();
+                    prop_assert_eq!(
+                        kept.positioning_time(&q, now),
+                        forgot.positioning_time(&q, now)
+                    );
+                }
+                forgot.forget();
+                let (a, b) = (kept.submit(&req, now), forgot.submit(&req, now));
+                prop_assert_eq!(a, b);
+                // The state changed at the same instant (a device that takes several requests
+                // at once is asked again at once): no answer of before may come back.
+                let q = DiskRequest::read(other % cap, 8);
+                forgot.forget();
+                prop_assert_eq!(kept.positioning_time(&q, now), forgot.positioning_time(&q, now));
+                last = (lbn + u64::from(sectors)) % cap;
+                now = a.finish + gap % 3_000_000 * (kind as u64 % 3);
+            }
+        }
+
+        /// An LBN's place as the memos give it (by LBN, by track) is where the layout puts it.
+        #[test]
+        fn remembered_places_are_the_layouts(
+            layout in any_layout(),
+            lbns in proptest::collection::vec((0u64..1_000_000, 0u32..40), 1..200),
+        ) {
+            let Some(layout) = layout else { return Ok(()) };
+            let cap = layout.capacity();
+            prop_assume!(cap > 0);
+            let d = HddModel::new("p", layout, HddParams {
+                rpm: 7200.0,
+                seek: SeekCurve::Table(vec![(1, 1.0), (100, 5.0)]),
+                head_switch_ms: 0.5,
+                head_switch_random_ms: 0.0,
+                write_settle_ms: 0.0,
+                overheads: Overheads::default(),
+                bus_ms_per_sector: 0.01,
+                bus_write_ms_per_sector: 0.01,
+                cache: CacheParams::off(),
+                reselect: Reselect::default(),
+            });
+            for (lbn, step) in lbns {
+                // Each LBN and a few after it on its track (the track memo's answers).
+                for k in [0, 1, u64::from(step)] {
+                    let lbn = (lbn + k) % cap;
+                    let (got, want) = (d.place(lbn), d.place_of(lbn));
+                    prop_assert_eq!(got.loc, want.loc);
+                    prop_assert_eq!(got.loc, d.layout().locate(lbn));
+                    prop_assert_eq!(got.angle, want.angle);
+                    prop_assert_eq!(got.spt, want.spt);
+                    prop_assert_eq!(got.st.to_bits(), want.st.to_bits());
+                }
+            }
+        }
     }
 
     #[test]

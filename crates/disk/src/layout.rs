@@ -294,6 +294,11 @@ impl Layout {
     fn phys_in_zone(&self, zi: usize, lbn: u64) -> u64 {
         let z = &self.zones[zi];
         let o = lbn - z.first_lbn + z.dead_space;
+        if self.plain(z) {
+            // What the arithmetic below gives, without its divisions (see the test
+            // `plain_zones_skip_the_region_arithmetic`).
+            return o;
+        }
         if self.sparing == Sparing::Tracks {
             // Whole tracks are slipped: the block keeps its sector and moves one track further
             // per skipped track at or before its own (DiskSim's ltop for track sparing).
@@ -308,6 +313,20 @@ impl Layout {
             }
             return track * spt + o % spt;
         }
+        self.phys_by_regions(z, o)
+    }
+
+    /// No spare sectors and no slips in zone `z`: its LBNs fill its sectors in order after
+    /// the dead space, and every sparing region ends on a track boundary. Most zones are
+    /// plain, and locating a block in one needs none of the region arithmetic.
+    #[inline]
+    fn plain(&self, z: &Zone) -> bool {
+        z.slips.is_empty() && self.region(z).1 == 0
+    }
+
+    /// Physical sector index within zone `z` of the block `o` LBNs (dead space included)
+    /// into it, for any sparing scheme but [`Sparing::Tracks`].
+    fn phys_by_regions(&self, z: &Zone, o: u64) -> u64 {
         let (p, s) = self.region(z);
         let per = p - s;
         let r = o / per;
@@ -385,10 +404,13 @@ impl Layout {
             }
         }
         // LBNs left in the sparing region: past them the next LBN lies after the region's
-        // spare sectors, not in the next physical sector.
-        let (p, spares) = self.region(z);
-        let per = p - spares;
-        let left_in_region = per - (lbn - z.first_lbn + z.dead_space) % per;
+        // spare sectors, not in the next physical sector. A plain zone's regions end on track
+        // boundaries, which bound the run already.
+        let left_in_region = if self.plain(z) {
+            u64::MAX
+        } else {
+            self.left_in_region(z, lbn - z.first_lbn + z.dead_space)
+        };
         let run = (run_end - phys)
             .min(z.first_lbn + z.lbns - lbn)
             .min(left_in_region);
@@ -397,6 +419,14 @@ impl Layout {
             pbn: self.pbn_of_phys(z, phys),
             run: run as u32,
         }
+    }
+
+    /// LBNs from the block `o` LBNs (dead space included) into zone `z` to the end of its
+    /// sparing region.
+    fn left_in_region(&self, z: &Zone, o: u64) -> u64 {
+        let (p, spares) = self.region(z);
+        let per = p - spares;
+        per - o % per
     }
 
     /// Angular position of the start of `sector` on the given track, in sectors of that track
@@ -449,6 +479,48 @@ pub struct Located {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// In a plain zone (no spares, no slips) under every sparing scheme, the region
+        /// arithmetic that `phys_in_zone` and `locate` skip would give the block's offset as
+        /// its sector and would not end its run before the track does.
+        #[test]
+        fn plain_zones_skip_the_region_arithmetic(
+            surfaces in 1u32..5,
+            scheme in 0usize..7,
+            cyls in 1u32..9,
+            spt in 1u32..70,
+            dead in 0u64..100,
+            offsets in proptest::collection::vec(0u64..100_000, 1..50),
+        ) {
+            let sparing = [
+                Sparing::None,
+                Sparing::PerRange { cyls: 3 },
+                Sparing::PerZone,
+                Sparing::AtEnd,
+                Sparing::PerCylinder,
+                Sparing::PerTrack,
+                Sparing::Tracks,
+            ][scheme];
+            let mut z = Zone::simple(0, cyls - 1, spt, 0, 0);
+            z.dead_space = dead;
+            let Ok(l) = Layout::new(surfaces, sparing, SurfaceOrder::Normal, vec![z]) else {
+                return Ok(());
+            };
+            prop_assume!(l.capacity() > 0);
+            let z = &l.zones[0];
+            prop_assert!(l.plain(z));
+            for o in offsets {
+                let o = z.dead_space + o % l.capacity();
+                if sparing != Sparing::Tracks {
+                    prop_assert_eq!(l.phys_by_regions(z, o), o);
+                }
+                let track_end = (o / u64::from(spt) + 1) * u64::from(spt);
+                prop_assert!(l.left_in_region(z, o) >= track_end - o);
+            }
+        }
+    }
 
     #[test]
     fn track_sparing_skips_slipped_tracks_and_keeps_spare_tracks_at_the_zone_end() {

@@ -28,27 +28,7 @@ impl SeekCurve {
             return 0.0;
         }
         match self {
-            SeekCurve::Table(pts) => {
-                let i = pts.partition_point(|p| p.0 < d);
-                if i < pts.len() && pts[i].0 == d {
-                    return pts[i].1;
-                }
-                if pts.len() == 1 {
-                    return pts[0].1;
-                }
-                // Interpolate between i-1 and i; extrapolate with the last two past the end, and
-                // before the first point with the first two.
-                let (lo, hi) = if i == 0 {
-                    (0, 1)
-                } else if i >= pts.len() {
-                    (pts.len() - 2, pts.len() - 1)
-                } else {
-                    (i - 1, i)
-                };
-                let (d1, t1) = (pts[lo].0 as f64, pts[lo].1);
-                let (d2, t2) = (pts[hi].0 as f64, pts[hi].1);
-                (t1 + (d as f64 - d1) * (t2 - t1) / (d2 - d1)).max(0.0)
-            }
+            SeekCurve::Table(pts) => table_ms(pts, d),
             SeekCurve::Fitted { a, b, c } => {
                 let x = (d - 1) as f64;
                 a + b * x.sqrt() + c * x
@@ -80,6 +60,30 @@ impl SeekCurve {
         let c = (es * rf - ra * fs) / det;
         SeekCurve::Fitted { a: single_ms, b, c }
     }
+}
+
+/// [`SeekCurve::Table`] at `d >= 1`. Apart from [`SeekCurve::time_ms`], so that the fitted
+/// curve's few instructions inline into the positioning code that asks for every candidate.
+fn table_ms(pts: &[(u32, f64)], d: u32) -> f64 {
+    let i = pts.partition_point(|p| p.0 < d);
+    if i < pts.len() && pts[i].0 == d {
+        return pts[i].1;
+    }
+    if pts.len() == 1 {
+        return pts[0].1;
+    }
+    // Interpolate between i-1 and i; extrapolate with the last two past the end, and
+    // before the first point with the first two.
+    let (lo, hi) = if i == 0 {
+        (0, 1)
+    } else if i >= pts.len() {
+        (pts.len() - 2, pts.len() - 1)
+    } else {
+        (i - 1, i)
+    };
+    let (d1, t1) = (pts[lo].0 as f64, pts[lo].1);
+    let (d2, t2) = (pts[hi].0 as f64, pts[hi].1);
+    (t1 + (d as f64 - d1) * (t2 - t1) / (d2 - d1)).max(0.0)
 }
 
 #[cfg(test)]

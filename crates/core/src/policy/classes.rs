@@ -13,7 +13,9 @@
 //! is idle only if it had the chance to issue and did not). Its lag must survive: that lag is
 //! exactly what the proportional anticipation heuristic reads (section 3.4, condition (c)).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use rustc_hash::FxHashMap;
 
 use crate::request::{ClassId, Nanos, Request, RequestId, DEFAULT_WEIGHT, MS};
 
@@ -55,7 +57,8 @@ pub(crate) struct ClassTable {
     pub vtime: u64,
     pub pending: usize,
     pub rejoin_after: Nanos,
-    class_of: HashMap<RequestId, ClassId>,
+    /// Looked up on every dispatch: keyed by an id, so the fast hash, not SipHash.
+    class_of: FxHashMap<RequestId, ClassId>,
 }
 
 impl ClassTable {
@@ -66,7 +69,7 @@ impl ClassTable {
             vtime: 0,
             pending: 0,
             rejoin_after,
-            class_of: HashMap::new(),
+            class_of: FxHashMap::default(),
         }
     }
 

@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use rustc_hash::FxHashMap;
+
 use super::Policy;
 use crate::estimator::PositionEstimator;
 use crate::request::{Nanos, Request, RequestId};
@@ -12,7 +14,8 @@ use crate::request::{Nanos, Request, RequestId};
 #[derive(Debug, Default)]
 struct Sorted {
     by_sector: BTreeMap<(u64, RequestId), Request>,
-    sector_of: std::collections::HashMap<RequestId, u64>,
+    /// Looked up on every dispatch: keyed by an id, so the fast hash, not SipHash.
+    sector_of: FxHashMap<RequestId, u64>,
 }
 
 impl Sorted {

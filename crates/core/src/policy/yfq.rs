@@ -20,7 +20,9 @@
 //! For the anticipation heuristic a class's virtual clock is the finish tag of its latest
 //! request, and *minclock* the smallest finish tag waiting at the head of a class.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
+
+use rustc_hash::FxHashMap;
 
 use super::{shortest_positioning, Policy, VirtualClocks};
 use crate::estimator::PositionEstimator;
@@ -43,7 +45,8 @@ struct Class {
 #[derive(Debug, Default)]
 pub struct Yfq {
     classes: BTreeMap<ClassId, Class>,
-    class_of: HashMap<RequestId, ClassId>,
+    /// Looked up on every dispatch: keyed by an id, so the fast hash, not SipHash.
+    class_of: FxHashMap<RequestId, ClassId>,
     vtime: u64,
     pending: usize,
     /// Requests per batch (`BTsize`); 0 and 1 both mean no batching.
