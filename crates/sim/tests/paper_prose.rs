@@ -148,6 +148,7 @@ fn groups_of(id: &str) -> &'static [&'static str] {
     match id {
         "fig13-fast-disk" => &["fig13-fast-disk", "fig4-access-patterns"],
         "fig6-asymmetric" => &["fig6-asymmetric", "fig5-symmetric"],
+        "sec4.2-file-spacing" => &["sec4.2-file-spacing"],
         "fig12-stride-1-2" => &["fig12-stride-1-2", "fig4-access-patterns"],
         "cas-table1" => &["cas-table1", "bfq-shares"],
         "cas-table2" => &["cas-table2", "bfq-shares"],
@@ -221,6 +222,17 @@ fn unbacked(text: &str, direct: &[f64], published: &[f64], constants: &[f64]) ->
             printed.extend(matches);
         }
     }
+    // A published figure may also be converted by a constant of the setup (the paper's
+    // seconds per file of its tree).
+    let converted: Vec<f64> = published
+        .iter()
+        .flat_map(|&p| {
+            constants
+                .iter()
+                .flat_map(move |&c| [p / c, p / c * 1e3, p * c])
+        })
+        .collect();
+    open.retain(|f| !converted.iter().any(|&v| prints_as(f, v)));
     loop {
         let before = open.len();
         open.retain(|f| {
@@ -260,42 +272,92 @@ fn unbacked(text: &str, direct: &[f64], published: &[f64], constants: &[f64]) ->
 #[test]
 fn every_figure_of_the_disk_reports_prose_comes_from_its_runs() {
     // Not the defaults: another disk and fast disk (swapped), seed, spacing and estimator.
-    let o = PaperOptions {
-        disk: "cheetah-15k".into(),
-        fast_disk: "deskstar-34gxp".into(),
-        quick: true,
-        estimator: "exact".into(),
-        file_spacing: 3 << 30,
-    };
-    let runs = paper::run(&paper::plan(&o), 7, &|| {}).unwrap();
-    let experiments = paper::evaluate(&runs, &o);
+    check_prose(
+        &PaperOptions {
+            disk: "cheetah-15k".into(),
+            fast_disk: "deskstar-34gxp".into(),
+            quick: true,
+            estimator: "exact".into(),
+            file_spacing: 3 << 30,
+        },
+        7,
+    );
+}
+
+/// The same with the calibrated curve, whose reasons also work out what the rule prices a
+/// wait at (`paper::wait_thresholds`), on another disk and spacing than the defaults.
+#[test]
+fn every_figure_of_the_prose_comes_from_its_runs_or_its_curve() {
+    check_prose(
+        &PaperOptions {
+            disk: "ultrastar-hc310".into(),
+            quick: true,
+            file_spacing: 5 << 30,
+            ..PaperOptions::default()
+        },
+        3,
+    );
+}
+
+/// What the rule prices a wait at for every distance the suite's runs use (the curve's,
+/// where the estimator is one): figures the prose works out from the options, not from runs.
+fn curve_figures(o: &PaperOptions) -> Vec<f64> {
+    let mut spacings: Vec<u64> = paper::SPACING_SWEEP_MIB.iter().map(|m| m << 20).collect();
+    spacings.push(o.file_spacing);
+    let mut v: Vec<f64> = spacings
+        .iter()
+        .filter_map(|&s| paper::wait_thresholds(o, s))
+        .chain(paper::least_wait_thresholds(o).map(|(_, w)| w))
+        .flat_map(|w| [w.switch_ms, w.one_switch_ms, w.two_switches_ms])
+        .collect();
+    v.extend(paper::least_wait_thresholds(o).map(|(d, _)| (d >> 20) as f64));
+    v
+}
+
+fn check_prose(o: &PaperOptions, seed: u64) {
+    let runs = paper::run(&paper::plan(o), seed, &|| {}).unwrap();
+    let experiments = paper::evaluate(&runs, o);
     let every: Vec<&paper::Experiment> = experiments.iter().collect();
-    let direct = direct_values(&runs, &every, &o);
+    let direct = direct_values(&runs, &every, o);
     // The sizes of the paper's tree and ours, which turn seconds into seconds per file.
-    let c = CasScale::of(&o);
-    let constants = [
+    let c = CasScale::of(o);
+    let mut constants = vec![
         paper::LINUX_TREE_FILES,
         paper::LINUX_TREE_FILES / f64::from(paper::TREE_DIR_FILES),
         f64::from(c.tree_files),
         f64::from(c.tree_files.div_ceil(paper::TREE_DIR_FILES)),
         // Where the report says a think-time gain has ended: at most 1.1.
-        1.1,
+        paper::GAIN_ENDED,
+        // The spacing sweep's distances, its files' size, and how near the paper's a figure
+        // must be to count as the paper's.
+        (paper::FILE_SIZE >> 20) as f64,
+        paper::THINK_TOLERANCE_MS,
+        paper::OFF_BY,
     ];
+    constants.extend(paper::SPACING_SWEEP_MIB.iter().map(|&m| m as f64));
+    constants.extend(curve_figures(o));
     let mut failures = BTreeSet::new();
     let mut reasons = 0;
     for e in &experiments {
         let published: Vec<f64> = e.paper.values().copied().collect();
+        let rows: Vec<&paper::Experiment> = experiments
+            .iter()
+            .filter(|x| x.id == e.id || groups_of(&e.id).contains(&x.id.as_str()))
+            .collect();
+        if let Some(note) = &e.note {
+            let scoped = direct_values(runs_for(&runs, &e.id, note), &rows, o);
+            let bad = unbacked(note, &scoped, &published, &constants);
+            if !bad.is_empty() {
+                failures.insert(format!("{} / note: {bad:?} in: {note}", e.id));
+            }
+        }
         for row in &e.rows {
             let Some(why) = &row.why else { continue };
             reasons += 1;
             // Only the runs the reason is about, and the rows of its experiment and those it
             // is set against: a figure of another run that happens to print the same does
             // not count.
-            let rows: Vec<&paper::Experiment> = experiments
-                .iter()
-                .filter(|x| x.id == e.id || groups_of(&e.id).contains(&x.id.as_str()))
-                .collect();
-            let scoped = direct_values(runs_for(&runs, &e.id, why), &rows, &o);
+            let scoped = direct_values(runs_for(&runs, &e.id, why), &rows, o);
             let bad = unbacked(why, &scoped, &published, &constants);
             if !bad.is_empty() {
                 failures.insert(format!("{} / {}: {bad:?} in: {why}", e.id, row.quantity));
@@ -303,7 +365,7 @@ fn every_figure_of_the_disk_reports_prose_comes_from_its_runs() {
         }
     }
     assert!(reasons >= 20, "only {reasons} reasons were worked out");
-    let notes = paper::modelling_notes(&o, &runs);
+    let notes = paper::modelling_notes(o, &runs);
     let bad = unbacked(&notes, &direct, &[], &constants);
     // The notes' fixed figures are facts of the paper and its sources (the tree it counted),
     // the simulator's settings and the workload's; they are listed here, so that a new one
@@ -414,7 +476,20 @@ fn reasons_quote_the_run_they_explain() {
         )),
         "{w}"
     );
-    assert!(w.contains("`calibrated` estimator"), "{w}");
+    assert!(w.contains("`calibrated` curve"), "{w}");
+    // What the rule prices a wait at, from the curve, and where the runs stopped waiting.
+    let wt = paper::wait_thresholds(&o, o.file_spacing).unwrap();
+    assert!(
+        w.contains(&format!("a wait saves {:.2} ms", wt.one_switch_ms)),
+        "{w}"
+    );
+    let stop = runs
+        .iter()
+        .filter(|r| r.plan.group == "fig5-symmetric" && r.plan.label == paper::ANTICIPATORY)
+        .filter(|r| r.report.anticipation.waits == 0)
+        .filter_map(|r| r.plan.x)
+        .fold(f64::INFINITY, f64::min);
+    assert!(w.contains(&format!("no wait from t={stop} ms")), "{w}");
     assert!(!w.contains("6144"), "the default spacing in: {w}");
 
     let w = why("cas-table3", "cas MB/s, 1 instance");

@@ -228,27 +228,88 @@ fn with_read_ahead_the_baseline_is_near_full_bandwidth_and_anticipation_no_worse
     );
 }
 
+/// Anticipation's waits in the suite's run of `group`/`variant` at think time `t`.
+fn waits(group: &str, variant: &str, t: f64) -> u64 {
+    run(group, variant, Some(t), paper::ANTICIPATORY)
+        .anticipation
+        .waits
+}
+
+/// The think times of a sweep, increasing.
+fn think_times(group: &str, variant: &str) -> Vec<f64> {
+    let mut xs: Vec<f64> = suite()
+        .0
+        .iter()
+        .filter(|r| r.plan.group == group && r.plan.variant == variant)
+        .filter_map(|r| r.plan.x)
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    xs
+}
+
+/// Where the gain of a symmetric sweep ends (the first think time whose gain is at most
+/// 1.1), where anticipation stops waiting (its first think time without a wait), and the
+/// think time of the asymmetric sweep's dip (where as-aged-sptf is slowest), worked out here
+/// from the runs.
+fn end_stop_dip(group: (&str, &str), asym: (&str, &str)) -> (f64, f64, f64) {
+    let xs = think_times(group.0, group.1);
+    let end = xs
+        .iter()
+        .copied()
+        .find(|&t| gain(group.0, group.1, Some(t)) <= 1.1)
+        .expect("the gain never ends");
+    let stop = xs
+        .iter()
+        .copied()
+        .find(|&t| waits(group.0, group.1, t) == 0)
+        .expect("anticipation never stops waiting");
+    let dip = think_times(asym.0, asym.1)
+        .into_iter()
+        .min_by(|&x, &y| {
+            mb_s(asym.0, asym.1, Some(x), paper::ANTICIPATORY).total_cmp(&mb_s(
+                asym.0,
+                asym.1,
+                Some(y),
+                paper::ANTICIPATORY,
+            ))
+        })
+        .unwrap();
+    (end, stop, dip)
+}
+
+/// Section 4.2.1 on the suite's default layout (the files 6 GB apart): four times at t = 0,
+/// declining, and within 10% of the baseline from where it ends to 12 ms. Where it ends is
+/// not the paper's "about 8ms" here but where the rule's arithmetic puts it: the SPTF rule
+/// waits while the median think time is below the calibrated curve's cost of a switch less
+/// the reader's decayed average positioning, and once that average has taken one switch the
+/// median passes it at the first think time `paper::first_not_waited` gives. The runs must
+/// stop waiting exactly there, and the gain end there. At 13 and 14 ms the drive's own
+/// read-ahead starts serving the baseline from its cache and anticipation, pricing switches
+/// with the calibrated curve, is behind by up to a fifth (explained in the report): it must
+/// not lose more than a quarter.
 #[test]
-fn the_symmetric_gain_falls_to_nothing_near_8ms() {
-    // Four times at t = 0, declining, and within 10% of the baseline from where it ends to
-    // 12 ms. The paper: "at about 8ms ... tips the other way". Where it ends follows the
-    // calibrated cost of a switch between the files (a seek plus the average rotational wait,
-    // with the files 6 GB apart), which puts it between 8 and 10 ms on this model. At 13 and
-    // 14 ms the drive's own read-ahead starts serving the baseline from its cache and
-    // anticipation, pricing switches with the calibrated curve, is behind by up to a fifth
-    // (explained in the report): it must not lose more than a quarter.
+fn the_symmetric_gain_declines_and_ends_where_the_curve_prices_a_switch() {
     assert!(gain("fig5-symmetric", "", Some(0.0)) >= 3.5);
     assert!(gain("fig5-symmetric", "", Some(4.0)) > 1.3);
-    let ends = (0..=12)
-        .map(f64::from)
-        .find(|&t| gain("fig5-symmetric", "", Some(t)) <= 1.1)
-        .expect("the gain never ends by 12 ms");
-    assert!((8.0..=10.0).contains(&ends), "the gain ends at {ends} ms");
+    let (end, stop, _) = end_stop_dip(("fig5-symmetric", ""), ("fig6-asymmetric", ""));
+    let o = PaperOptions::default();
+    let w = paper::wait_thresholds(&o, o.file_spacing).expect("the calibrated curve");
+    let predicted = paper::first_not_waited(&think_times("fig5-symmetric", ""), w.one_switch_ms)
+        .expect("the sweep reaches the one-switch benefit");
+    assert_eq!(
+        stop, predicted,
+        "waiting stops at {stop} ms, the rule says {predicted} ms"
+    );
+    assert_eq!(
+        end, stop,
+        "the gain ends at {end} ms, waiting stops at {stop} ms"
+    );
     let mut last = f64::INFINITY;
     for t in 0..=12 {
         let g = gain("fig5-symmetric", "", Some(f64::from(t)));
         assert!(g <= last * 1.02, "t = {t}: gain {g} rose from {last}");
-        if f64::from(t) >= ends {
+        if f64::from(t) >= end {
             assert!((0.9..=1.1).contains(&g), "t = {t}: gain {g}");
         }
         last = g;
@@ -259,6 +320,11 @@ fn the_symmetric_gain_falls_to_nothing_near_8ms() {
     }
 }
 
+/// Section 4.2.2 on the default layout: a dip, then a recovery to the maximum once only the
+/// quick reader is waited for; the dip at the last think time the rule still waits for the
+/// slow reader, whose average positioning has taken two switches (within one step of the
+/// sweep: the second switch comes from a little nearer, after the other reader's run, and the
+/// curve's slope there moves the benefit by a few microseconds).
 #[test]
 fn the_asymmetric_case_dips_then_recovers_once_only_the_fast_reader_is_waited_for() {
     let a = |t: f64| mb_s("fig6-asymmetric", "", Some(t), paper::ANTICIPATORY);
@@ -272,6 +338,92 @@ fn the_asymmetric_case_dips_then_recovers_once_only_the_fast_reader_is_waited_fo
         "no recovery: {} against {start}",
         a(14.0)
     );
+    let (_, _, t) = end_stop_dip(("fig5-symmetric", ""), ("fig6-asymmetric", ""));
+    let o = PaperOptions::default();
+    let w = paper::wait_thresholds(&o, o.file_spacing).unwrap();
+    let predicted =
+        paper::last_waited(&think_times("fig6-asymmetric", ""), w.two_switches_ms).unwrap();
+    assert!(
+        (t - predicted).abs() <= 1.0,
+        "dip at {t} ms, the rule says {predicted} ms"
+    );
+}
+
+/// Sections 4.2.1 and 4.2.2 with the readers' files back to back, the least distance two
+/// 1 GB files allow and the layout the original release's README makes them in (`file0` and
+/// `file1` written one after the other): the setup of the suite meant to reproduce the
+/// paper's think-time shapes (its default spaces the files for section 4.1's random gain,
+/// tested above on its +28 to +30%). The windows are the paper's figures within a step of
+/// the sweep: the gain ends "at about 8ms", 7 to 9 ms; the dip is where the heuristic stops
+/// waiting for the slow reader, "(4ms)", 3 to 5 ms. A miss fails.
+#[test]
+fn with_the_files_back_to_back_the_gain_ends_near_8ms_and_the_dip_is_near_4ms() {
+    let mib = paper::SPACING_SWEEP_MIB[0];
+    assert_eq!(mib << 20, paper::FILE_SIZE, "the sweep starts back to back");
+    let (sym, asym) = (format!("symmetric/{mib}"), format!("asymmetric/{mib}"));
+    let g = paper::SPACING_SWEEP;
+    let (end, _, dip) = end_stop_dip((g, &sym), (g, &asym));
+    assert!(
+        (7.0..=9.0).contains(&end),
+        "the gain ends at {end} ms, the paper's about 8"
+    );
+    assert!(
+        (3.0..=5.0).contains(&dip),
+        "the dip is at {dip} ms, the paper's 4"
+    );
+    // Four times at t = 0, a dip, and the recovery "back to the maximum".
+    assert!(gain(g, &sym, Some(0.0)) >= 3.5);
+    let a = |t: f64| mb_s(g, &asym, Some(t), paper::ANTICIPATORY);
+    assert!(
+        a(dip) < 0.8 * a(0.0),
+        "no dip: {} against {}",
+        a(dip),
+        a(0.0)
+    );
+    assert!(a(14.0) >= 0.95 * a(0.0), "no recovery: {}", a(14.0));
+    // The report names this layout among those that reproduce both.
+    let e = suite()
+        .1
+        .iter()
+        .find(|e| e.id == paper::SPACING_SWEEP)
+        .expect("the sweep's experiment");
+    let note = e.note.as_deref().expect("the sweep's summary");
+    let both = note
+        .split("both hold")
+        .nth(1)
+        .and_then(|s| s.split('.').next())
+        .unwrap_or_default();
+    assert!(both.contains(&mib.to_string()), "{note}");
+}
+
+/// The spacing sweep: at every distance the runs stop waiting exactly where the rule's
+/// arithmetic on the calibrated curve says (one switch in the reader's average), and the dip
+/// falls within a step of where it says (two switches); the end and the dip move later as
+/// the files move apart, from back to back to twice the default.
+#[test]
+fn the_file_spacing_moves_the_end_and_the_dip_as_the_curve_predicts() {
+    let o = PaperOptions::default();
+    let g = paper::SPACING_SWEEP;
+    let mut seen = Vec::new();
+    for mib in paper::SPACING_SWEEP_MIB {
+        let (sym, asym) = (format!("symmetric/{mib}"), format!("asymmetric/{mib}"));
+        let (_, stop, dip) = end_stop_dip((g, &sym), (g, &asym));
+        let w = paper::wait_thresholds(&o, mib << 20).unwrap();
+        let p_stop = paper::first_not_waited(&think_times(g, &sym), w.one_switch_ms).unwrap();
+        let p_dip = paper::last_waited(&think_times(g, &asym), w.two_switches_ms).unwrap();
+        assert_eq!(
+            stop, p_stop,
+            "{mib} MiB: waiting stops at {stop} ms, the rule says {p_stop}"
+        );
+        assert!(
+            (dip - p_dip).abs() <= 1.0,
+            "{mib} MiB: dip at {dip} ms, the rule says {p_dip}"
+        );
+        seen.push((stop, dip));
+    }
+    let (first, last) = (seen[0], seen[seen.len() - 1]);
+    assert!(last.0 > first.0, "waiting stops at {first:?} and {last:?}");
+    assert!(last.1 > first.1, "the dip is at {first:?} and {last:?}");
 }
 
 /// Section 4.2.4: "For n = 0, the anticipatory scheduler can cope with all requests arriving

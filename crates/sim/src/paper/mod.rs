@@ -10,7 +10,9 @@
 //! - 4.1: two processes reading separate 1 GB files, 64 KB at a time: sequential, alternate
 //!   blocks, random; with `read` (the file system's prefetch applies) or `mmap` (it does not).
 //! - 4.2: sequential mmap readers that think between requests: both (symmetric), one
-//!   (asymmetric), a uniformly random think time, the adversary (its rapid requests arriving
+//!   (asymmetric), both again with the files at distances from back to back to twice the
+//!   default (where the gain ends and the dip falls follow the cost of a switch), a uniformly
+//!   random think time, the adversary (its rapid requests arriving
 //!   together, as the paper's figure has them, and issued one at a time, set beside it), and
 //!   the adversary under timer granularities of 50 us to 1 ms.
 //! - 4.7: proportional share, 1:2 with two readers and 1:1:3 with three.
@@ -33,12 +35,18 @@ mod workloads;
 
 pub use compare::{compare, notes, Cell, Column, Comparison, ComparisonRow, Measure};
 pub use explain::explain;
-pub use explain::LINUX_TREE_FILES;
+pub use explain::{
+    first_not_waited, last_waited, least_wait_thresholds, median_think_ms, wait_thresholds,
+    WaitThresholds, LINUX_TREE_FILES,
+};
 pub use peers::disk_mb_s;
-pub use published::{evaluate, Experiment, Row};
+pub use published::{
+    dip, evaluate, gain_end, Experiment, Row, GAIN_ENDED, OFF_BY, THINK_TOLERANCE_MS,
+};
 pub use workloads::{
     all_schedulers, modelling_notes, plan, CasScale, PaperOptions, PlannedRun, ANTICIPATORY,
-    BASELINE, FILE_SPACING, MIN_FILE_SPACING, TREE_DIR_FILES,
+    BASELINE, FILE_SIZE, FILE_SPACING, ISSUE_DELAY_US, MIN_FILE_SPACING, SPACING_SWEEP,
+    SPACING_SWEEP_MIB, TREE_DIR_FILES,
 };
 
 use rayon::prelude::*;
