@@ -42,6 +42,17 @@
 //! case, where each process has one request outstanding). A program that opens with
 //! `O_DIRECT` (fio's `direct=1`) bypasses the cache either way.
 //!
+//! ## Behind a loop device: one context
+//!
+//! A loop device over a file on the mount (`losetup --direct-io=on`) reaches the server from
+//! the loop driver's worker, a kernel thread: the mount sees one context (a `kworker` thread,
+//! which may change within a run) whatever the programs above the loop device are, and, since
+//! the kernel waits for each FUSE request of that worker's direct I/O before sending the next,
+//! one request at a time even under libaio at depth 8 (`bench/kernel-peers.sh` measures it).
+//! [`MountConfig::async_dio`] (`--async-dio`, FUSE's `FUSE_ASYNC_DIO`) lets the worker's
+//! requests through together, still as one context; programs in separate blkio cgroups get a
+//! loop worker each. Per-process scheduling and anticipation need the programs on the mount.
+//!
 //! ## Using it as a library
 //!
 //! [`check`] validates the paths and the machine without changing anything; [`mount`] lays
