@@ -39,6 +39,12 @@ pub struct Args {
     #[arg(long, default_value_t = 16, value_name = "N",
           value_parser = clap::value_parser!(u16).range(1..=1024))]
     threads: u16,
+    /// Offer the kernel FUSE's asynchronous direct I/O: an O_DIRECT request a caller does not
+    /// wait for (libaio, io_uring, a loop device with --direct-io=on) is passed on at once, so
+    /// one caller can have several requests before the scheduler (it is still one context).
+    /// Also sends the pieces of an O_DIRECT request larger than 128 KiB at once.
+    #[arg(long)]
+    async_dio: bool,
     /// Print where each file lies on the emulated disk.
     #[arg(long)]
     show_layout: bool,
@@ -80,6 +86,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     cfg.context = a.context;
     cfg.allow_other = a.allow_other;
     cfg.threads = usize::from(a.threads);
+    cfg.async_dio = a.async_dio;
     cfg.record = a.record;
     cfg.record_format = a.record_format;
     let mount = antsched_fuse::mount(&cfg)?;
@@ -108,7 +115,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             ContextKind::Tgid => "process",
             ContextKind::Uid => "user",
         },
-        cache,
+        if cfg.async_dio {
+            format!("{cache}, asynchronous direct I/O")
+        } else {
+            cache
+        },
         a.mountpoint.display(),
     );
     let unmounter = mount.unmounter();

@@ -213,6 +213,8 @@ pub struct AntFs {
     /// The kernel's limit on background requests (read-ahead, asynchronous direct I/O) in
     /// flight to this server; see `init`.
     max_background: u16,
+    /// Offer `FUSE_ASYNC_DIO`; see `init`.
+    async_dio: bool,
     /// Per backing file, its version (see [`Version`]) as the server last saw it: after
     /// its own changes, at opens and at reads. A file found at another version changed in
     /// BACKING behind the mount, and the kernel's cached pages of it are stale.
@@ -537,6 +539,7 @@ impl AntFs {
         direct_io: bool,
         readahead: Option<u32>,
         max_background: u16,
+        async_dio: bool,
     ) -> Result<AntFs, std::io::Error> {
         let st =
             stat_fd(root.as_raw_fd()).map_err(|e| std::io::Error::from_raw_os_error(e.code()))?;
@@ -562,6 +565,7 @@ impl AntFs {
             direct_io,
             readahead,
             max_background,
+            async_dio,
             versions: Mutex::new(FxHashMap::default()),
             chown: root_user,
             server_groups: own_groups()?,
@@ -994,6 +998,19 @@ impl Filesystem for AntFs {
         // chose. As many as the server has request threads (the congestion threshold
         // follows, at 3/4).
         let _ = config.set_max_background(self.max_background.max(1));
+        // Without FUSE_ASYNC_DIO the kernel waits for each FUSE request of an O_DIRECT read
+        // or write before sending the next, even for a caller that asked not to wait (libaio,
+        // io_uring, a loop device's worker): such a caller has one request before the
+        // scheduler at a time. With it, those requests are sent as background requests
+        // (within max_background) and the caller goes on. Opt-in (`--async-dio`), since it
+        // also sends the pieces of one large synchronous O_DIRECT request at once.
+        if self.async_dio {
+            if let Err(unsupported) = config.add_capabilities(InitFlags::FUSE_ASYNC_DIO) {
+                eprintln!(
+                    "antsched mount: the kernel does not offer asynchronous direct I/O ({unsupported:?}); serving without it"
+                );
+            }
+        }
         Ok(())
     }
 

@@ -42,6 +42,17 @@
 //! case, where each process has one request outstanding). A program that opens with
 //! `O_DIRECT` (fio's `direct=1`) bypasses the cache either way.
 //!
+//! ## Behind a loop device: one context
+//!
+//! A loop device over a file on the mount (`losetup --direct-io=on`) reaches the server from
+//! the loop driver's worker, a kernel thread: the mount sees one context (a `kworker` thread,
+//! which may change within a run) whatever the programs above the loop device are, and, since
+//! the kernel waits for each FUSE request of that worker's direct I/O before sending the next,
+//! one request at a time even under libaio at depth 8 (`bench/kernel-peers.sh` measures it).
+//! [`MountConfig::async_dio`] (`--async-dio`, FUSE's `FUSE_ASYNC_DIO`) lets the worker's
+//! requests through together, still as one context; programs in separate blkio cgroups get a
+//! loop worker each. Per-process scheduling and anticipation need the programs on the mount.
+//!
 //! ## Using it as a library
 //!
 //! [`check`] validates the paths and the machine without changing anything; [`mount`] lays
@@ -102,6 +113,13 @@ pub struct MountConfig {
     /// once. The kernel's limit on background requests (read-ahead) in flight is as many,
     /// and at least 16 (fuser's default).
     pub threads: usize,
+    /// Offer the kernel FUSE's asynchronous direct I/O (`FUSE_ASYNC_DIO`): an asynchronous
+    /// `O_DIRECT` request (libaio, io_uring, a loop device's worker) is sent on without the
+    /// caller waiting for it, so one caller can have several requests before the scheduler,
+    /// and a synchronous one larger than a FUSE request (128 KiB) goes as its pieces at once.
+    /// Off by default: the kernel then serves each caller's direct I/O one FUSE request
+    /// at a time.
+    pub async_dio: bool,
     /// Seed of schedulers that draw lots.
     pub seed: u64,
     /// Write every disk request to this file, as a fio version 3 I/O log (see [`record`]).
@@ -122,6 +140,7 @@ impl MountConfig {
             context: ContextKind::Tgid,
             allow_other: false,
             threads: 16,
+            async_dio: false,
             seed: 1,
             record: None,
             record_format: record::RecordFormat::Fio,
@@ -525,6 +544,7 @@ pub fn mount(cfg: &MountConfig) -> Result<Mount, MountError> {
             context_kind: format!("{:?}", cfg.context).to_lowercase(),
             cache: cache.into(),
             readahead_kib,
+            async_dio: cfg.async_dio,
             backing: checked.backing.display().to_string(),
             mountpoint: checked.mountpoint.display().to_string(),
         },
@@ -537,6 +557,7 @@ pub fn mount(cfg: &MountConfig) -> Result<Mount, MountError> {
         cfg.cache == CacheMode::DirectIo,
         readahead_kib.map(|k| k.saturating_mul(1024)),
         u16::try_from(cfg.threads.max(16)).unwrap_or(u16::MAX),
+        cfg.async_dio,
     )
     .map_err(|source| MountError::BackingUnreadable {
         path: cfg.backing.clone(),

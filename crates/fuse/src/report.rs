@@ -88,6 +88,8 @@ pub struct MountReport {
     pub cache: String,
     /// The kernel's read-ahead in KiB, when the page cache is used.
     pub readahead_kib: Option<u32>,
+    /// Whether FUSE's asynchronous direct I/O was offered (`--async-dio`).
+    pub async_dio: bool,
     pub backing: String,
     pub mountpoint: String,
     /// Seconds since the mount started.
@@ -106,6 +108,7 @@ pub struct Settings {
     pub context_kind: String,
     pub cache: String,
     pub readahead_kib: Option<u32>,
+    pub async_dio: bool,
     pub backing: String,
     pub mountpoint: String,
 }
@@ -190,6 +193,7 @@ impl IoStats {
             context_kind: settings.context_kind.clone(),
             cache: settings.cache.clone(),
             readahead_kib: settings.readahead_kib,
+            async_dio: settings.async_dio,
             backing: settings.backing.clone(),
             mountpoint: settings.mountpoint.clone(),
             mounted_s: secs(rt.now),
