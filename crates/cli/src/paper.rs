@@ -470,13 +470,7 @@ fn draw_spacing(
 ) -> anyhow::Result<Option<String>> {
     let (b, s) = (paper::BASELINE, paper::ANTICIPATORY);
     let group = paper::SPACING_SWEEP;
-    let mut mibs: Vec<u64> = runs
-        .iter()
-        .filter(|r| r.plan.group == group)
-        .filter_map(|r| r.plan.variant.strip_prefix("symmetric/")?.parse().ok())
-        .collect();
-    mibs.sort_unstable();
-    mibs.dedup();
+    let mibs = paper::swept_spacings(runs);
     if mibs.is_empty() {
         return Ok(None);
     }
@@ -492,14 +486,10 @@ fn draw_spacing(
                 })
                 .map_or(f64::NAN, |r| r.report.throughput_mb_s)
         };
-        let mut xs: Vec<f64> = runs
-            .iter()
-            .filter(|r| r.plan.group == group && r.plan.variant == variant)
-            .filter_map(|r| r.plan.x)
-            .collect();
-        xs.sort_by(f64::total_cmp);
-        xs.dedup();
-        xs.into_iter().map(|x| (x, mb(x, b), mb(x, s))).collect()
+        paper::sweep_xs(runs, group, variant)
+            .into_iter()
+            .map(|x| (x, mb(x, b), mb(x, s)))
+            .collect()
     };
     let gib = |mib: u64| mib as f64 / 1024.0;
     let ends: Vec<(f64, f64)> = mibs

@@ -237,15 +237,7 @@ fn waits(group: &str, variant: &str, t: f64) -> u64 {
 
 /// The think times of a sweep, increasing.
 fn think_times(group: &str, variant: &str) -> Vec<f64> {
-    let mut xs: Vec<f64> = suite()
-        .0
-        .iter()
-        .filter(|r| r.plan.group == group && r.plan.variant == variant)
-        .filter_map(|r| r.plan.x)
-        .collect();
-    xs.sort_by(f64::total_cmp);
-    xs.dedup();
-    xs
+    paper::sweep_xs(&suite().0, group, variant)
 }
 
 /// Where the gain of a symmetric sweep ends (the first think time whose gain is at most

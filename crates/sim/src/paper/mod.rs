@@ -56,6 +56,30 @@ use crate::fio;
 use crate::report::RunReport;
 use crate::{disk_model, simulate, SimError};
 
+/// The swept values (x) of a group's variant among `runs`, increasing, each once.
+pub fn sweep_xs(runs: &[PaperRun], group: &str, variant: &str) -> Vec<f64> {
+    let mut xs: Vec<f64> = runs
+        .iter()
+        .filter(|r| r.plan.group == group && r.plan.variant == variant)
+        .filter_map(|r| r.plan.x)
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    xs
+}
+
+/// The distances (MiB) between the readers' files that the file-spacing sweep ran, increasing.
+pub fn swept_spacings(runs: &[PaperRun]) -> Vec<u64> {
+    let mut mibs: Vec<u64> = runs
+        .iter()
+        .filter(|r| r.plan.group == SPACING_SWEEP)
+        .filter_map(|r| r.plan.variant.strip_prefix("symmetric/")?.parse().ok())
+        .collect();
+    mibs.sort_unstable();
+    mibs.dedup();
+    mibs
+}
+
 /// Lays out every distinct job file of `runs` on its disk without simulating it, so that an
 /// option that makes the suite's files overlap or overflow the disk is reported before minutes
 /// of work, and before any run.

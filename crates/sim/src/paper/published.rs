@@ -153,15 +153,7 @@ impl<'a> Runs<'a> {
 
     /// The swept values (x) of a group's variant, increasing.
     pub(super) fn xs(&self, group: &str, variant: &str) -> Vec<f64> {
-        let mut xs: Vec<f64> = self
-            .0
-            .iter()
-            .filter(|r| r.plan.group == group && r.plan.variant == variant)
-            .filter_map(|r| r.plan.x)
-            .collect();
-        xs.sort_by(f64::total_cmp);
-        xs.dedup();
-        xs
+        super::sweep_xs(self.0, group, variant)
     }
 
     /// (x, baseline MB/s, anticipatory MB/s) of a sweep, by increasing x.
@@ -404,13 +396,7 @@ pub fn evaluate(runs: &[PaperRun], o: &PaperOptions) -> Vec<Experiment> {
     );
     // The release's two unanticipated mmap readers (the paper: "only 5 MB/s").
     let release_base = 4.77;
-    let mut spacings: Vec<u64> = runs
-        .iter()
-        .filter(|x| x.plan.group == SPACING_SWEEP)
-        .filter_map(|x| x.plan.variant.strip_prefix("symmetric/")?.parse().ok())
-        .collect();
-    spacings.sort_unstable();
-    spacings.dedup();
+    let spacings = super::swept_spacings(runs);
     let mut summary = Vec::new();
     for mib in spacings {
         let sym = r.sweep_of(SPACING_SWEEP, &format!("symmetric/{mib}"));
