@@ -21,7 +21,9 @@
 //! With one class (every context in the default class) there is one slice that never ends,
 //! and the base policy alone decides.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::FxHashMap as HashMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -52,7 +54,6 @@ struct Slot<P> {
     policy: P,
     weight: u32,
     clock: u64,
-    pending: usize,
 }
 
 /// Slices of disk time per class, by virtual clock, around base policy `P`.
@@ -61,8 +62,9 @@ pub struct Sliced<P> {
     unit: ShareUnit,
     slice: Nanos,
     classes: BTreeMap<ClassId, Slot<P>>,
+    /// The classes with requests pending, by (clock, id): the next turn's is the first.
+    ready: BTreeSet<(u64, ClassId)>,
     class_of: HashMap<RequestId, ClassId>,
-    pending: usize,
     /// The class in service and the disk time its slice has used.
     serving: Option<ClassId>,
     used: Nanos,
@@ -80,8 +82,8 @@ impl<P: Policy> Sliced<P> {
             unit,
             slice,
             classes: BTreeMap::new(),
-            class_of: HashMap::new(),
-            pending: 0,
+            ready: BTreeSet::new(),
+            class_of: HashMap::default(),
             serving: None,
             used: 0,
             vtime: 0,
@@ -98,25 +100,30 @@ impl<P: Policy> Sliced<P> {
         }
     }
 
-    fn slot(&mut self, class: ClassId) -> &mut Slot<P> {
+    /// Runs `f` on the queue of `class` (made at the virtual time if new), keeping the index
+    /// of ready classes in step; `f` also gets the virtual time.
+    fn with_slot<T>(&mut self, class: ClassId, f: impl FnOnce(&mut Slot<P>, u64) -> T) -> T {
         let class = self.key(class);
         let (make, vtime) = (&self.make, self.vtime);
-        self.classes.entry(class).or_insert_with(|| Slot {
+        let slot = self.classes.entry(class).or_insert_with(|| Slot {
             policy: make(),
             weight: DEFAULT_WEIGHT,
             clock: vtime,
-            pending: 0,
-        })
+        });
+        if !slot.policy.is_empty() {
+            self.ready.remove(&(slot.clock, class));
+        }
+        let out = f(slot, vtime);
+        if !slot.policy.is_empty() {
+            self.ready.insert((slot.clock, class));
+        }
+        out
     }
 
     /// The class served next when the one in service gives up the disk: the smallest clock
     /// among those with requests pending, ties to the lower class id.
     fn next_class(&self) -> Option<ClassId> {
-        self.classes
-            .iter()
-            .filter(|(_, s)| s.pending > 0)
-            .min_by_key(|(&id, s)| (s.clock, id))
-            .map(|(&id, _)| id)
+        self.ready.first().map(|&(_, id)| id)
     }
 }
 
@@ -124,22 +131,20 @@ impl<P: Policy> Policy for Sliced<P> {
     fn enqueue(&mut self, req: Request, now: Nanos) {
         let class = self.key(req.class);
         let serving = self.serving == Some(class);
-        let vtime = self.vtime;
-        let slot = self.slot(class);
-        if slot.pending == 0 && !serving {
-            // Back from idleness: no banked service.
-            slot.clock = slot.clock.max(vtime);
-        }
-        slot.pending += 1;
-        slot.policy.enqueue(req, now);
+        self.with_slot(class, |slot, vtime| {
+            if slot.policy.is_empty() && !serving {
+                // Back from idleness: no banked service.
+                slot.clock = slot.clock.max(vtime);
+            }
+            slot.policy.enqueue(req, now);
+        });
         self.class_of.insert(req.id, class);
-        self.pending += 1;
     }
 
     fn choose(&mut self, est: &dyn PositionEstimator, now: Nanos) -> Option<Request> {
         let keeps = self
             .serving
-            .filter(|c| self.classes.get(c).is_some_and(|s| s.pending > 0));
+            .filter(|c| self.classes.get(c).is_some_and(|s| !s.policy.is_empty()));
         let (class, switched) = match keeps {
             Some(c) if self.used < self.slice => (c, false),
             Some(_) => (self.next_class()?, true),
@@ -151,11 +156,9 @@ impl<P: Policy> Policy for Sliced<P> {
     }
 
     fn dispatch(&mut self, id: RequestId, now: Nanos) -> Option<Request> {
-        let class = self.class_of.remove(&id)?;
-        let slot = self.classes.get_mut(&class)?;
-        let req = slot.policy.dispatch(id, now)?;
-        slot.pending -= 1;
-        self.pending -= 1;
+        let class = *self.class_of.get(&id)?;
+        let req = self.with_slot(class, |slot, _| slot.policy.dispatch(id, now))?;
+        self.class_of.remove(&id);
         if self.serving != Some(class) {
             self.serving = Some(class);
             self.used = 0;
@@ -170,20 +173,22 @@ impl<P: Policy> Policy for Sliced<P> {
         if self.serving == Some(class) {
             self.used = self.used.saturating_add(service);
         }
-        let slot = self.slot(class);
         let charge = match unit {
             ShareUnit::Time | ShareUnit::None => service,
             ShareUnit::Bytes => req.bytes(),
         };
-        let weighted = u128::from(charge) * u128::from(DEFAULT_WEIGHT) / u128::from(slot.weight);
-        slot.clock = slot
-            .clock
-            .saturating_add(u64::try_from(weighted).unwrap_or(u64::MAX));
-        slot.policy.completed(req, service, now);
+        self.with_slot(class, |slot, _| {
+            let weighted =
+                u128::from(charge) * u128::from(DEFAULT_WEIGHT) / u128::from(slot.weight);
+            slot.clock = slot
+                .clock
+                .saturating_add(u64::try_from(weighted).unwrap_or(u64::MAX));
+            slot.policy.completed(req, service, now);
+        });
     }
 
     fn len(&self) -> usize {
-        self.pending
+        self.class_of.len()
     }
 
     fn next_change(&self) -> Option<Nanos> {
@@ -195,7 +200,7 @@ impl<P: Policy> Policy for Sliced<P> {
 
     fn set_class_weight(&mut self, class: ClassId, weight: u32) {
         if self.unit != ShareUnit::None {
-            self.slot(class).weight = weight.max(1);
+            self.with_slot(class, |slot, _| slot.weight = weight.max(1));
         }
     }
 }
