@@ -782,7 +782,10 @@ pub fn describe_default(t: &TunableInfo) -> String {
 mod tests {
     use super::*;
     use crate::heuristic::{DEFAULT_BACKWARD_THRESHOLD, DEFAULT_THINK_THRESHOLD};
-    use crate::policy::{DEFAULT_AGE_BOUND, DEFAULT_REJOIN_AFTER, DEFAULT_TAU};
+    use crate::policy::{
+        DEFAULT_AGE_BOUND, DEFAULT_READ_BATCH_EXPIRE, DEFAULT_REJOIN_AFTER, DEFAULT_SLICE,
+        DEFAULT_TAU, DEFAULT_WRITE_BATCH_EXPIRE, DEFAULT_WRITE_EXPIRE,
+    };
     use crate::request::{MS, SEC};
 
     #[test]
@@ -850,6 +853,21 @@ mod tests {
         assert_eq!(t.duration("age_bound"), DEFAULT_AGE_BOUND);
         assert_eq!(t.real("backward_threshold"), DEFAULT_BACKWARD_THRESHOLD);
         assert_eq!(t.integer("depth"), 1);
+        let rw = resolve(&Spec::parse("as-rw-sptf").unwrap()).unwrap();
+        assert_eq!(rw.duration("write_expire"), DEFAULT_WRITE_EXPIRE);
+        assert_eq!(
+            rw.duration("write_batch_expire"),
+            DEFAULT_WRITE_BATCH_EXPIRE
+        );
+        assert_eq!(rw.duration("read_batch_expire"), DEFAULT_READ_BATCH_EXPIRE);
+        assert_eq!(rw.duration("slice"), DEFAULT_SLICE);
+        assert_eq!(rw.choice("share"), "none");
+        assert_eq!(rw.integer("chains"), 1);
+        assert_eq!(
+            t.integer("chains"),
+            0,
+            "chains are off in the paper's schedulers"
+        );
     }
 
     #[test]

@@ -203,8 +203,18 @@ impl AgedQueue {
             };
             consider(r, &mut best);
             by_age.next();
+            // The oldest not yet taken by the age walk, unless the distance walk has priced
+            // it already: it has, if it lies between the two fronts of that walk.
             if let Some(r) = self.sptf.get(id) {
-                consider(r, &mut best);
+                let key = (r.sector, r.id);
+                let walked = if key < (head, RequestId(0)) {
+                    below.peek().is_none_or(|(&front, _)| key > front)
+                } else {
+                    above.peek().is_none_or(|(&front, _)| key < front)
+                };
+                if !walked {
+                    consider(r, &mut best);
+                }
             }
         }
         let (_, r) = best?;
