@@ -71,6 +71,9 @@ for d in $DISTANCES; do
 done
 [ "$(id -u)" -eq 0 ] || die "run as root (installing, mounting, dropping caches)"
 
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
+
 # What the benchmark needs from the distribution, installed if missing.
 missing=()
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)
@@ -81,14 +84,8 @@ command -v fusermount3 >/dev/null 2>&1 || missing+=(fuse3)
 command -v mountpoint >/dev/null 2>&1 || missing+=(util-linux)
 command -v find >/dev/null 2>&1 || missing+=(findutils)
 command -v grep >/dev/null 2>&1 || missing+=(grep)
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "bench/andrew.sh: installing ${missing[*]}" >&2
-  apt-get update -q
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
-fi
+install_missing "${missing[@]}"
 
-# shellcheck source=bench/lib.sh
-source "$(dirname "$0")/lib.sh"
 need gcc ld python3 find grep wc stat cp sha256sum truncate cmp sort xargs
 DISK=deskstar-34gxp
 D="$WORK/andrew"

@@ -72,6 +72,10 @@ for m in "${MODES[@]}"; do
 done
 [ "$(id -u)" -eq 0 ] || { echo "bench/apache.sh: run as root (installing, mounting, dropping caches)" >&2; exit 2; }
 
+D="${ANTSCHED_BENCH_DIR:-/tmp/antsched-bench}/apache"
+MOUNT_LOGS="$D/logs"   # not $WORK: other scripts may run beside this one
+source "$(dirname "$0")/lib.sh"
+
 # What the benchmark needs from the distribution, installed if missing. The package's own
 # apache2 service is not started or touched: this script runs a private instance.
 missing=()
@@ -80,16 +84,9 @@ command -v wrk >/dev/null 2>&1 || missing+=(wrk)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 command -v fusermount3 >/dev/null 2>&1 || missing+=(fuse3)
 command -v mountpoint >/dev/null 2>&1 || missing+=(util-linux)
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "bench/apache.sh: installing ${missing[*]}" >&2
-  apt-get -o DPkg::Lock::Timeout=600 update -q
-  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q "${missing[@]}"
-fi
+install_missing "${missing[@]}"
 id www-data >/dev/null 2>&1 || { echo "bench/apache.sh: no www-data user for Apache's children" >&2; exit 2; }
 
-D="${ANTSCHED_BENCH_DIR:-/tmp/antsched-bench}/apache"
-MOUNT_LOGS="$D/logs"   # not $WORK: other scripts may run beside this one
-source "$(dirname "$0")/lib.sh"
 need wrk python3 sha256sum
 DISK=deskstar-34gxp
 B="$D/backing"

@@ -58,6 +58,9 @@ for k in $SKEWS; do [[ $k =~ ^[0-9]{1,3}$ ]] || die "KP_SKEWS holds request coun
 [[ $TRACE =~ ^[01]$ ]] || die "KP_TRACE must be 0 or 1, not '$TRACE'"
 [ "$(id -u)" -eq 0 ] || die "run as root (loop devices, mounting, the block schedulers)"
 
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
+
 # What the benchmark needs from the distribution, installed if missing.
 missing=()
 command -v fio >/dev/null 2>&1 || missing+=(fio)
@@ -65,14 +68,8 @@ command -v fusermount3 >/dev/null 2>&1 || missing+=(fuse3)
 command -v losetup >/dev/null 2>&1 || missing+=(mount)
 command -v mountpoint >/dev/null 2>&1 || missing+=(util-linux)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "bench/kernel-peers.sh: installing ${missing[*]}" >&2
-  apt-get update -q
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
-fi
+install_missing "${missing[@]}"
 
-# shellcheck source=bench/lib.sh
-source "$(dirname "$0")/lib.sh"
 need fio python3 losetup truncate
 DISK=deskstar-34gxp
 D="$WORK/kernel-peers"

@@ -54,6 +54,8 @@ for d in $DISTANCES; do
 done
 [ "$(id -u)" -eq 0 ] || { echo "bench/ld.sh: run as root (installing, mounting, dropping caches)" >&2; exit 2; }
 
+source "$(dirname "$0")/lib.sh"
+
 # What the benchmark needs from the distribution, installed if missing.
 missing=()
 command -v ld >/dev/null 2>&1 || missing+=(binutils)
@@ -61,13 +63,8 @@ command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 command -v fusermount3 >/dev/null 2>&1 || missing+=(fuse3)
 command -v mountpoint >/dev/null 2>&1 || missing+=(util-linux)
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "bench/ld.sh: installing ${missing[*]}" >&2
-  apt-get update -q
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
-fi
+install_missing "${missing[@]}"
 
-source "$(dirname "$0")/lib.sh"
 need ld gcc python3 sha256sum truncate cmp
 DISK=deskstar-34gxp
 FILES=385

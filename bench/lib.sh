@@ -9,6 +9,15 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WORK="${ANTSCHED_BENCH_DIR:-/tmp/antsched-bench}"
 mkdir -p "$WORK"
 
+# install_missing PACKAGE...: installs what a script found missing from the distribution, after
+# one apt-get update (waiting up to 10 minutes for another apt); nothing if it names none.
+install_missing() {
+  [ $# -gt 0 ] || return 0
+  echo "bench/$(basename "$0"): installing $*" >&2
+  apt-get -o DPkg::Lock::Timeout=600 update -q
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q "$@"
+}
+
 need() {
   for t in "$@"; do
     command -v "$t" >/dev/null 2>&1 || { echo "bench: $t is not installed (apt-get install fuse3 fio sqlite3)" >&2; exit 2; }

@@ -83,6 +83,9 @@ for d in $DISTANCES; do
 done
 [ "$(id -u)" -eq 0 ] || { echo "bench/pgbench.sh: run as root (installing, mounting, running postgres as its user)" >&2; exit 2; }
 
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh"
+
 # What the benchmark needs from the distribution, installed if missing.
 pgbin() { find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin 2>/dev/null | sort -V | tail -1; }
 missing=()
@@ -91,16 +94,10 @@ PGBIN=$(pgbin)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 command -v fusermount3 >/dev/null 2>&1 || missing+=(fuse3)
 command -v mountpoint >/dev/null 2>&1 || missing+=(util-linux)
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "bench/pgbench.sh: installing ${missing[*]}" >&2
-  apt-get update -q
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
-  PGBIN=$(pgbin)
-fi
+install_missing "${missing[@]}"
+PGBIN=$(pgbin)
 id postgres >/dev/null 2>&1 || { echo "bench/pgbench.sh: no postgres user (the postgresql package makes it)" >&2; exit 2; }
 
-# shellcheck source=SCRIPTDIR/lib.sh
-source "$(dirname "$0")/lib.sh"
 need python3 sha256sum truncate cmp runuser
 PGVERSION=$("$PGBIN/postgres" --version | sed -n 's/^postgres (PostgreSQL) \([^ ]*\).*/PostgreSQL \1/p')
 DISK=deskstar-34gxp
