@@ -82,14 +82,6 @@ impl Memo {
     }
 }
 
-impl Memo {
-    /// The estimator itself, for a question about a request that is not pending (the memo
-    /// keys its answers by request id).
-    pub fn inner(&self) -> &dyn PositionEstimator {
-        self.inner.as_ref()
-    }
-}
-
 impl PositionEstimator for Memo {
     fn name(&self) -> &str {
         self.inner.name()
