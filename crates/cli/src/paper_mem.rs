@@ -168,6 +168,7 @@ pub fn write(dir: &Path, m: &MemHalf, files: &mut Vec<String>) -> anyhow::Result
             cats.push(
                 r.quantity
                     .replace(" cache's performance", "")
+                    .replace("Zipf's law, ", "Zipf ")
                     .replace("alpha ", "a")
                     .replace("eta ", "η"),
             );

@@ -133,45 +133,57 @@ fn section_6_3_the_heap_cliff_and_the_adaptation_that_removes_it() {
     );
 }
 
-/// Section 4.5 at eta = 5 and 32: the memory split within 5% of Eq. 4.5, the other cache's
-/// performance against an even split within 10% of Eq. 4.7, and the niced cache's within 15%
-/// of what a cache of exactly the most popular results in the same memory would have (at
-/// eta = 32 that is a cache of a few hundred results, whose frequencies it learns from a
-/// few thousand queries). (Eq. 4.6 takes
-/// the hit rate as the power law M^(1 - alpha), which leaves out the head of the Zipf
-/// distribution; for the niced cache's few hundred results at eta = 32 that is 20% and
-/// more, and the report says so with the exact figure.)
+/// Section 4.5 at eta = 5 and 32, with the model's own popularity (the M most popular
+/// results carry (M / n)^(1 - alpha) of the asks): the caches contend (S below S_max most of
+/// the even split's time), the other cache's share within 5% of Eq. 4.5 and the niced one's
+/// within 10% at eta 5, and both caches' performance against an even split within 10% of
+/// Eqs. 4.6 and 4.7. With Zipf's law, the other cache still within 10% of Eq. 4.7 and the
+/// niced one within 15% of a cache of exactly the most popular results in its memory (at
+/// eta = 32 a few hundred results, whose sum falls short of the model's power law: the
+/// report gives that figure).
 #[test]
 fn section_4_5_equilibrium_follows_eqs_4_5_to_4_7() {
     let (_, e) = run(|n| n.starts_with("eq-"));
-    for alpha in paper::ALPHAS {
-        for eta in [5, 32] {
-            let at = |which: &str| {
+    let within = |(ours, model, _): (f64, Option<f64>, bool), tol: f64, what: &str| {
+        let model = model.unwrap();
+        assert!(
+            (ours / model - 1.0).abs() < tol,
+            "{what}: {ours:.3} against {model:.3}"
+        );
+    };
+    for law in ["", "Zipf's law, "] {
+        for alpha in paper::ALPHAS {
+            let at = |eta: u32, which: &str| {
                 row(
                     &e,
                     "mem-equilibrium",
-                    &format!("alpha {alpha}, eta {eta}: {which}"),
+                    &format!("{law}alpha {alpha}, eta {eta}: {which}"),
                 )
             };
-            let (share, model, _) = at("other cache's share");
+            let (contention, _, _) = at(1, "time with S below S_max");
             assert!(
-                (share / model.unwrap() - 1.0).abs() < 0.05,
-                "alpha {alpha} eta {eta}: share {share:.3} against {:.3}",
-                model.unwrap()
+                contention > 0.5,
+                "{law}alpha {alpha}: S below S_max {contention}"
             );
-            let (other, model, _) = at("other cache's performance");
-            assert!(
-                (other / model.unwrap() - 1.0).abs() < 0.10,
-                "alpha {alpha} eta {eta}: other {other:.3} against {:.3}",
-                model.unwrap()
-            );
-            let (niced, _, _) = at("niced cache's performance");
-            let (ideal, _, _) = at("the same for a cache of the most popular");
-            assert!(
-                (niced / ideal - 1.0).abs() < 0.15 && niced < 1.0,
-                "alpha {alpha} eta {eta}: niced {niced:.3} against {ideal:.3} for the most \
-                 popular results"
-            );
+            for eta in [5, 32] {
+                let what = |q: &str| format!("{law}alpha {alpha}, eta {eta}: {q}");
+                within(at(eta, "other cache's share"), 0.05, &what("other's share"));
+                within(at(eta, "other cache's performance"), 0.10, &what("Eq. 4.7"));
+                if law.is_empty() {
+                    within(at(eta, "niced cache's performance"), 0.10, &what("Eq. 4.6"));
+                    if eta == 5 {
+                        within(at(eta, "niced cache's share"), 0.10, &what("niced share"));
+                    }
+                } else {
+                    let (niced, _, _) = at(eta, "niced cache's performance");
+                    let (ideal, _, _) = at(eta, "the same for a cache of the most popular");
+                    assert!(
+                        (niced / ideal - 1.0).abs() < 0.15 && niced < 1.0,
+                        "{}: {niced:.3} against {ideal:.3} for the most popular results",
+                        what("niced")
+                    );
+                }
+            }
         }
     }
 }

@@ -153,99 +153,152 @@ fn equilibrium(runs: &[MemRun]) -> Experiment {
     let mut e = Experiment::new(
         "mem-equilibrium",
         "4.5",
-        "Two identical caches (Zipf popularity, 5 ms misses), the first niced by eta: each one's \
-         share of memory and performance (hit rate) against an even split (eta = 1). The thesis's \
-         column is its model: Eq. 4.5 (M2 / M1 = eta^(1/alpha)), Eqs. 4.6 and 4.7.",
+        "Two identical caches (20 ms misses, results a page, 200 MB for both), the first niced \
+         by eta: each one's share of memory and performance (hit rate) against an even split \
+         (eta = 1), over the second half of the time both ran. The thesis's column is its \
+         model: Eq. 4.5 (M2 / M1 = eta^(1/alpha)), Eqs. 4.6 and 4.7. First with the model's \
+         own popularity (the M most popular results carry (M / n)^(1 - alpha) of the asks), \
+         then with Zipf's law (rank r asked in proportion to (r + 1)^-alpha).",
     );
-    for alpha in ALPHAS {
-        let Some(even) = find(runs, &eq_name(alpha, 1.0)) else {
-            continue;
+    for popularity in [Popularity::PowerLaw, Popularity::Zipf] {
+        let law = match popularity {
+            Popularity::PowerLaw => "",
+            Popularity::Zipf => "Zipf's law, ",
         };
-        // The model is about the steady state: hit rates and shares over the second half of
-        // the time both caches ran, after the caches have filled and settled.
-        let end = both_ran(even);
-        let h_even = (hit_rate_between(even, 0, end / 2.0, end)
-            + hit_rate_between(even, 1, end / 2.0, end))
-            / 2.0;
-        for eta in ETAS {
-            let Some(r) = find(runs, &eq_name(alpha, eta)) else {
+        for alpha in ALPHAS {
+            let Some(even) = find(runs, &eq_name(popularity, alpha, 1.0)) else {
                 continue;
             };
-            let end = both_ran(r);
-            let m1 = mean_cache(r, 0, end / 2.0, end);
-            let m2 = mean_cache(r, 1, end / 2.0, end);
-            let k = eta.powf(1.0 / alpha);
+            let (t0, t1) = settled(even);
+            let h_even =
+                (hit_rate_between(even, 0, t0, t1) + hit_rate_between(even, 1, t0, t1)) / 2.0;
+            let m_even = mean_cache(even, 0, t0, t1);
+            // The model's premise: the caches contend for the machine.
             e.row(
-                &format!("alpha {alpha}, eta {eta}: other cache's share of memory (Eq. 4.5)"),
-                Some(k / (1.0 + k)),
-                m2 / (m1 + m2),
+                &format!("{law}alpha {alpha}, eta 1: time with S below S_max (contention)"),
+                None,
+                below_s_max(even, t0, t1),
             );
-            if eta > 1.0 {
+            for eta in ETAS {
+                let Some(r) = find(runs, &eq_name(popularity, alpha, eta)) else {
+                    continue;
+                };
+                let (t0, t1) = settled(r);
+                let m1 = mean_cache(r, 0, t0, t1);
+                let m2 = mean_cache(r, 1, t0, t1);
+                let k = eta.powf(1.0 / alpha);
+                let at = |q: &str| format!("{law}alpha {alpha}, eta {eta}: {q}");
+                e.row(
+                    &at("other cache's share of memory (Eq. 4.5)"),
+                    Some(k / (1.0 + k)),
+                    m2 / (m1 + m2),
+                );
+                if eta == 1.0 {
+                    continue;
+                }
                 // The niced cache's own share shows a miss that the other's, near 1, hides.
                 e.row(
-                    &format!("alpha {alpha}, eta {eta}: niced cache's share of memory (Eq. 4.5)"),
+                    &at("niced cache's share of memory (Eq. 4.5)"),
                     Some(1.0 / (1.0 + k)),
                     m1 / (m1 + m2),
                 );
-                // The weight the split corresponds to, under the model's M ~ T^(1/alpha).
-                let eta_eff = (m2 / m1).powf(alpha);
-                e.why(format!(
-                    "the caches split memory {:.0}:{:.0} MB, which under the model's M ~ \
-                     eta^(1/alpha) is an effective eta of {eta_eff:.1}: the release rounds \
-                     trail S by up to a second and both caches sit in the ramp of Eq. 4.1 \
-                     (free memory between 0 and tau), where S moves with every page",
-                    m1, m2
-                ));
+                e.why(share_why(r, t0, t1, m1, m2, (m1 + m2) / (1.0 + k)));
+                let h1 = hit_rate_between(r, 0, t0, t1) / h_even;
+                let h2 = hit_rate_between(r, 1, t0, t1) / h_even;
+                // The model's hit rate grows as M^(1 - alpha). Under Zipf's law a cache that
+                // holds the M most popular of N results has sum(i^-alpha, i <= M) / sum(i^-alpha,
+                // i <= N), which for a few hundred results is well below the power law (the
+                // head of the distribution). Computed for the memory each cache held, results
+                // being a page.
+                let results = |mb: f64| (mb * 1048576.0 / crate::sim::PAGE as f64).round() as u64;
+                let ideal = |m: f64| match popularity {
+                    Popularity::PowerLaw => (m / m_even).powf(1.0 - alpha),
+                    Popularity::Zipf => {
+                        zipf_mass(results(m), alpha) / zipf_mass(results(m_even), alpha)
+                    }
+                };
+                let why = |h: f64, m: f64| {
+                    format!(
+                        "a cache that held exactly the {} most popular results ({m:.1} MB) \
+                         against {} at the even split ({m_even:.0} MB) would have {:.2} of the \
+                         even split's hit rate, where the model's M^(1 - alpha) gives {:.2}{}; \
+                         ours had {h:.2}",
+                        results(m),
+                        results(m_even),
+                        ideal(m),
+                        (m / m_even).powf(1.0 - alpha),
+                        match popularity {
+                            Popularity::Zipf =>
+                                ": the power law leaves out the head of Zipf's \
+                                                law, which matters for a small cache",
+                            Popularity::PowerLaw => "",
+                        }
+                    )
+                };
+                e.row(
+                    &at("niced cache's performance (Eq. 4.6)"),
+                    Some((2.0 / (1.0 + k)).powf(1.0 - alpha)),
+                    h1,
+                );
+                e.why(why(h1, m1));
+                e.row(
+                    &at("the same for a cache of the most popular results in the same memory"),
+                    None,
+                    ideal(m1),
+                );
+                e.row(
+                    &at("other cache's performance (Eq. 4.7)"),
+                    Some((2.0 * k / (1.0 + k)).powf(1.0 - alpha)),
+                    h2,
+                );
+                e.why(why(h2, m2));
             }
-            if eta == 1.0 {
-                continue;
-            }
-            let h1 = hit_rate_between(r, 0, end / 2.0, end) / h_even;
-            let h2 = hit_rate_between(r, 1, end / 2.0, end) / h_even;
-            // The model's hit rate grows as M^(1 - alpha); the exact one of a cache that holds
-            // the M most popular of N results is sum(i^-alpha, i <= M) / sum(i^-alpha, i <= N),
-            // which for a few hundred results is well below the power law (the head of the
-            // distribution). Computed for the memory each cache held, results being a page.
-            let results = |mb: f64| (mb * 1048576.0 / crate::sim::PAGE as f64).round() as u64;
-            let m_even = mean_cache(even, 0, both_ran(even) / 2.0, both_ran(even));
-            let ideal = |m: f64| zipf_mass(results(m), alpha) / zipf_mass(results(m_even), alpha);
-            let why = |h: f64, m: f64| {
-                format!(
-                    "a cache that held exactly the {} most popular results ({m:.1} MB) against \
-                     {} at the even split ({m_even:.0} MB) would have {:.2} of the even split's \
-                     hit rate on this Zipf over {} queries, where the model's M^(1 - alpha) \
-                     gives {:.2}: the power law leaves out the head of the distribution, which \
-                     matters for a small cache; ours had {h:.2}",
-                    results(m),
-                    results(m_even),
-                    ideal(m),
-                    scenarios::EQ_DISTINCT,
-                    (m / m_even).powf(1.0 - alpha),
-                )
-            };
-            e.row(
-                &format!("alpha {alpha}, eta {eta}: niced cache's performance (Eq. 4.6)"),
-                Some((2.0 / (1.0 + k)).powf(1.0 - alpha)),
-                h1,
-            );
-            e.why(why(h1, m1));
-            e.row(
-                &format!(
-                    "alpha {alpha}, eta {eta}: the same for a cache of the most popular results \
-                     in the same memory"
-                ),
-                None,
-                ideal(m1),
-            );
-            e.row(
-                &format!("alpha {alpha}, eta {eta}: other cache's performance (Eq. 4.7)"),
-                Some((2.0 * k / (1.0 + k)).powf(1.0 - alpha)),
-                h2,
-            );
-            e.why(why(h2, m2));
         }
     }
     e
+}
+
+/// The model is about the steady state: the second half of the time both caches ran, after
+/// they have filled and settled.
+fn settled(r: &MemReport) -> (f64, f64) {
+    let end = both_ran(r);
+    (end / 2.0, end)
+}
+
+/// The fraction of `[t0, t1]`'s samples with S below S_max.
+fn below_s_max(r: &MemReport, t0: f64, t1: f64) -> f64 {
+    let within: Vec<_> = r
+        .severity
+        .iter()
+        .filter(|x| x.time_s >= t0 && x.time_s <= t1)
+        .collect();
+    let s_max = within.iter().map(|x| x.severity_s).fold(f64::NAN, f64::max);
+    within.iter().filter(|x| x.severity_s < s_max).count() as f64 / within.len().max(1) as f64
+}
+
+/// Why a niced cache's share is off the model's, from the run: how much of the time the
+/// caches contended, and what the niced cache takes in on misses between its release rounds
+/// (a result that came in on a miss stays until the next round, at most the 1 s repeat).
+fn share_why(r: &MemReport, t0: f64, t1: f64, m1: f64, m2: f64, model_mb: f64) -> String {
+    let within: Vec<_> = r
+        .severity
+        .iter()
+        .filter(|x| x.time_s >= t0 && x.time_s <= t1)
+        .collect();
+    let misses_per_s = match (within.first(), within.last()) {
+        (Some(a), Some(b)) if b.time_s > a.time_s => {
+            ((b.lookups[0] - a.lookups[0]) - (b.hits[0] - a.hits[0])) as f64 / (b.time_s - a.time_s)
+        }
+        _ => f64::NAN,
+    };
+    let per_second_mb = misses_per_s * crate::sim::PAGE as f64 / 1048576.0;
+    format!(
+        "the caches held {m1:.1} and {m2:.1} MB, the model's split of that {model_mb:.1} MB for \
+         the niced one; S was below S_max {:.0}% of the time, and the niced cache took in \
+         {misses_per_s:.0} results a second on misses, which wait for its next round (at most \
+         the 1 s repeat): up to {per_second_mb:.1} MB",
+        below_s_max(r, t0, t1) * 100.0
+    )
 }
 
 /// sum(i^-alpha) for i = 1..=n: the popularity mass of a Zipf catalogue's n most popular

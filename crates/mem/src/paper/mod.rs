@@ -8,8 +8,9 @@
 //! more than 15%.
 //!
 //! The experiments:
-//! 1. section 4.5: two identical Zipf caches, one niced by eta in {1, 5, 32}, alpha in {0.7,
-//!    0.8}; memory shares and each one's performance against Eqs. 4.5 to 4.7;
+//! 1. section 4.5: two identical caches, one niced by eta in {1, 5, 32}, alpha in {0.7, 0.8};
+//!    memory shares and each one's performance against Eqs. 4.5 to 4.7, with the model's own
+//!    power-law popularity and with Zipf's law;
 //! 2. section 6.2.4 and Fig. 6.1: the database's query cache on the 256 MB machine, S over
 //!    time, a memory hog at 10 minutes, and a fixed 200 MB cache under the same hog;
 //! 3. section 6.2.5: the runtime table, fixed caches of 0, 100, 170 and 300 MB against the
@@ -29,7 +30,7 @@ pub use evaluate::{evaluate, verdicts, Verdict};
 use serde::Serialize;
 
 use crate::cache::ReleaseOrder;
-use crate::sim::{parse_scenario, simulate, MemReport};
+use crate::sim::{parse_scenario, simulate, MemReport, Popularity};
 use scenarios::{Atis, Jvm};
 
 /// What the suite runs on.
@@ -84,8 +85,11 @@ pub const ADAPTIVE_HEAP_MB: f64 = 10_000.0;
 pub const HOG_NICE: i64 = 14;
 
 /// The names of the runs, so that [`plan`] and [`evaluate`] agree.
-pub fn eq_name(alpha: f64, eta: f64) -> String {
-    format!("eq-alpha{alpha}-eta{eta}")
+pub fn eq_name(popularity: Popularity, alpha: f64, eta: f64) -> String {
+    match popularity {
+        Popularity::PowerLaw => format!("eq-alpha{alpha}-eta{eta}"),
+        Popularity::Zipf => format!("eq-zipf-alpha{alpha}-eta{eta}"),
+    }
 }
 pub fn fixed_name(mb: f64, hog: bool) -> String {
     format!("atis-fixed-{mb}{}", if hog { "-hog" } else { "" })
@@ -125,12 +129,14 @@ pub fn plan(o: &MemPaperOptions) -> Vec<PlannedRun> {
     };
     // 1. The weighted equilibrium.
     let queries = (1_000_000.0 * scale) as u64;
-    for alpha in ALPHAS {
-        for eta in ETAS {
-            add(
-                eq_name(alpha, eta),
-                scenarios::two_caches(eta, alpha, queries, disk),
-            );
+    for popularity in [Popularity::PowerLaw, Popularity::Zipf] {
+        for alpha in ALPHAS {
+            for eta in ETAS {
+                add(
+                    eq_name(popularity, alpha, eta),
+                    scenarios::two_caches(eta, alpha, popularity, queries, disk),
+                );
+            }
         }
     }
     let atis = Atis {

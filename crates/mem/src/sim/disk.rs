@@ -120,7 +120,12 @@ impl PagingDisk {
         self.observe_queue(now);
         crate::cost::PagingCost {
             disk_service_s: self.service_s,
-            disk_queue: self.queue.max(self.depth() as f64),
+            // The decayed mean alone, as `iocost()` reports "the average disk queue length
+            // over a recent interval" (section 4.6) and memd reads it from /proc/diskstats.
+            // Taking the instant depth as well priced paging at the pager's own bursts (a
+            // reclaim pass queues dozens of page-outs at once), and every cache then dropped
+            // nearly all it held, well past the equilibrium, at each burst.
+            disk_queue: self.queue,
         }
     }
 

@@ -13,7 +13,7 @@ mod workload;
 pub use engine::PAGE;
 pub use report::{MemReport, ProcReport, Reaction, Sample, SimStats};
 pub use scenario::{parse_scenario, Policy, Scenario, ScenarioError};
-pub use workload::Zipf;
+pub use workload::{Popularity, Zipf};
 
 /// Runs a scenario with a seed.
 pub fn simulate(scenario: &Scenario, seed: u64) -> Result<MemReport, String> {

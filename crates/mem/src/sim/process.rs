@@ -185,7 +185,7 @@ impl Proc {
                 let by_frequency = c.order == ReleaseOrder::LeastAmortizedCost
                     && cache.as_ref().is_some_and(|k| k.config().adaptive);
                 Kind::Cache(Box::new(CacheState {
-                    popularity: Zipf::new(c.distinct, c.alpha),
+                    popularity: Zipf::with(c.distinct, c.alpha, c.popularity),
                     data: Zipf::new(data_pages as u64, c.data_alpha),
                     data_pages,
                     spec: c.clone(),

@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::cache::ReleaseOrder;
 use crate::nice::MemNice;
 use crate::severity::SeverityConfig;
+use crate::sim::workload::Popularity;
 
 /// A whole scenario.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -80,6 +81,7 @@ struct RawProcess {
     distinct: Option<u64>,
     types: Option<u64>,
     alpha: Option<f64>,
+    popularity: Option<Popularity>,
     cost_ms: Option<[f64; 2]>,
     result_kb: Option<[f64; 2]>,
     base_ms: Option<f64>,
@@ -231,6 +233,8 @@ pub struct CacheSpec {
     pub types: u64,
     /// Zipf exponent of the popularity of distinct queries.
     pub alpha: f64,
+    /// Zipf's law, or section 4.5.1's power law (`popularity = "power_law"`).
+    pub popularity: Popularity,
     /// The evaluation cost of a miss, spread log-uniformly over the types, ms.
     pub cost_ms: [f64; 2],
     /// Result sizes, log-uniform per distinct query, KiB (whole pages are used).
@@ -499,6 +503,7 @@ impl RawProcess {
             ("distinct", r.distinct.is_some()),
             ("types", r.types.is_some()),
             ("alpha", r.alpha.is_some()),
+            ("popularity", r.popularity.is_some()),
             ("cost_ms", r.cost_ms.is_some()),
             ("result_kb", r.result_kb.is_some()),
             ("base_ms", r.base_ms.is_some()),
@@ -538,6 +543,7 @@ impl RawProcess {
                     distinct: need_u("distinct", r.distinct)?,
                     types: r.types.unwrap_or(TYPES),
                     alpha: need("alpha", r.alpha)?,
+                    popularity: r.popularity.unwrap_or_default(),
                     cost_ms: r
                         .cost_ms
                         .ok_or_else(|| err(&key("cost_ms"), "", "is required for this kind"))?,
@@ -557,6 +563,7 @@ impl RawProcess {
                     "distinct",
                     "types",
                     "alpha",
+                    "popularity",
                     "cost_ms",
                     "result_kb",
                     "base_ms",
@@ -816,6 +823,13 @@ impl Scenario {
                     if !(c.alpha.is_finite() && (0.0..=3.0).contains(&c.alpha)) {
                         return bad(&key("alpha"), &c.alpha, "must be between 0 and 3");
                     }
+                    if c.popularity == Popularity::PowerLaw && c.alpha >= 1.0 {
+                        return bad(
+                            &key("alpha"),
+                            &c.alpha,
+                            "must be below 1 with popularity = \"power_law\"",
+                        );
+                    }
                     if !(c.data_alpha.is_finite() && (0.0..=3.0).contains(&c.data_alpha)) {
                         return bad(&key("data_alpha"), &c.data_alpha, "must be between 0 and 3");
                     }
@@ -1025,6 +1039,20 @@ refs = 1000
             e.contains("process[0] (a).alpha") && e.contains("s.toml, line 9"),
             "{e}"
         );
+        // Section 4.5.1's power law is a density only below alpha 1.
+        let cache = "[machine]\nmemory_mb = 64\n\n[[process]]\nname = \"c\"\nkind = \"cache\"\n\
+                     queries = 10\ndistinct = 100\nalpha = 1.2\npopularity = \"power_law\"\n\
+                     cost_ms = [1, 1]\n";
+        let e = parse_scenario(cache, "s.toml").unwrap_err().to_string();
+        assert!(
+            e.contains("process[0] (c).alpha") && e.contains("below 1") && e.contains("line 9"),
+            "{e}"
+        );
+        let unknown_law = cache.replace("power_law", "pareto");
+        let e = parse_scenario(&unknown_law, "s.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("pareto") && e.contains("line 10"), "{e}");
         let misplaced = GOOD.replace("refs = 1000", "refs = 1000\nsize_mb = 3");
         let e = parse_scenario(&misplaced, "s.toml")
             .unwrap_err()
