@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Memory nice (the thesis's section 4.5, Eqs. 4.5 to 4.7) with real programs: two identical
-# cache programs (examples/zipf-cache: 4 KiB values over a Zipf catalogue, alpha 0.8, a miss
+# cache programs (examples/zipf-cache: 4 KiB values over a catalogue of a million keys whose
+# popularity is section 4.5.1's power law (the M most popular keys carry (M / keys)^(1 - alpha)
+# of the asks, the law Eqs. 4.6 and 4.7 are worked out for; POPULARITY=zipf for Zipf's law,
+# whose head the model leaves out: the table's top-M column then says by how much), alpha 0.8, a miss
 # costs C_r, the cache is antsched-mem's AdaptiveCache priced by frequency as the simulator's)
 # in one 256 MB memory group made by `antsched mem run --limit 256M`, governed by a private
 # `antsched memd`, the first niced by eta = 1, 5 and 32. Measured over the second half of each
@@ -27,7 +30,7 @@
 # build. The group's memory.swappiness is 0 (nice-group.sh): no cache is swapped even while
 # another experiment has a swap area on.
 #
-#   sudo bench/mem/nice.sh [DURATION]
+#   sudo [POPULARITY=zipf] bench/mem/nice.sh [DURATION]
 #
 # Outputs in $ANTSCHED_BENCH_DIR/nice/ (default /tmp/antsched-bench/nice/): nice.json (every
 # run's measurements and the model's figures), each program's JSON and timeline CSV. Cleans up
@@ -39,6 +42,9 @@ source "$(dirname "$0")/lib.sh"
 
 ALPHA=0.8
 KEYS=1000000
+POPULARITY=${POPULARITY:-power-law}
+case "$POPULARITY" in power-law|zipf) ;; *)
+  echo "nice: POPULARITY=$POPULARITY: power-law or zipf" >&2; exit 2 ;; esac
 MISS_MS=0.2
 PAGING_DISK_MS=0.07
 S_MAX=60
@@ -67,7 +73,7 @@ for n in "${NICES[@]}"; do
   mem_run "$OUT/nice$n.memrun.log" --limit 256M --socket "$MEMD_SOCK" -- \
     "$ROOT/bench/mem/nice-group.sh" "$ANTSCHED" "$MEMD_SOCK" "$T/nice$n" "$ZC" "$T/stream.dat" \
     "$STREAM_MB_S" "$n" \
-    --keys "$KEYS" --alpha "$ALPHA" --miss-ms "$MISS_MS" --duration "$DURATION" \
+    --keys "$KEYS" --alpha "$ALPHA" --popularity "$POPULARITY" --miss-ms "$MISS_MS" --duration "$DURATION" \
     --s-max "$S_MAX" --paging-disk-ms "$PAGING_DISK_MS" || status=$?
   # A run that failed (137: the group's OOM killer) is reported as such; the others go on.
   echo "$status" > "$OUT/nice$n.status"
@@ -81,18 +87,22 @@ cp "$WORK/memd.err" "$OUT/memd.log"
 [ -f "$OUT/nice0-a.json" ] && [ -f "$OUT/nice0-b.json" ] ||
   { echo "nice: the even split (nice 0) has no measurements; nothing to compare with" >&2; exit 1; }
 
-python3 - "$OUT" "$ALPHA" "$KEYS" "$MISS_MS" "$PAGING_DISK_MS" "$S_MAX" "$STREAM_MB_S" "$DURATION" "${NICES[@]}" <<'PY'
+python3 - "$OUT" "$ALPHA" "$KEYS" "$MISS_MS" "$PAGING_DISK_MS" "$S_MAX" "$STREAM_MB_S" "$DURATION" "$POPULARITY" "${NICES[@]}" <<'PY'
 import json, sys
 out, alpha, keys = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 miss_ms, disk_ms, s_max, stream, duration = map(float, sys.argv[4:9])
-nices = [int(n) for n in sys.argv[9:]]
+popularity = sys.argv[9]
+nices = [int(n) for n in sys.argv[10:]]
 ETA = {0: 1, 3: 5, 7: 32}
 def load(n, s):
     return json.load(open(f"{out}/nice{n}-{s}.json"))
 def top_mass(m):
-    # P(rank < m) for antsched_mem::sim::Zipf (the continuous inverse over [1, keys + 1)):
-    # the hit rate of a cache that holds exactly the m most popular keys.
+    # P(rank < m) for antsched_mem::sim::Zipf (the continuous inverse over [1, keys + 1) for
+    # Zipf's law, over (0, keys] for the power law): the hit rate of a cache that holds exactly
+    # the m most popular keys.
     m = max(0.0, min(m, keys))
+    if popularity == "power-law":
+        return (m / keys) ** (1 - alpha)
     return ((m + 1) ** (1 - alpha) - 1) / ((keys + 1) ** (1 - alpha) - 1)
 values_per_mb = 1048576 / 4096
 even_a, even_b = load(0, "a"), load(0, "b")
@@ -138,7 +148,7 @@ for n in nices:
     r["within_15"] = all(checks)
     rows.append(r)
 print()
-print(f"nice: two zipf-cache programs (alpha {alpha}, {keys} keys of 4 KiB, miss {miss_ms} ms sleep) in one 256 MB group, "
+print(f"nice: two zipf-cache programs ({popularity}, alpha {alpha}, {keys} keys of 4 KiB, miss {miss_ms} ms sleep) in one 256 MB group, "
       f"memd --s-max {s_max:g}s, C_disk {disk_ms} ms, stream {stream:g} MB/s; second half of {duration:g} s")
 print(f"{'eta':>4} {'N':>3} {'weight':>7} {'niced MB':>9} {'other MB':>9} {'niced share (4.5)':>18} {'other share (4.5)':>18} "
       f"{'niced rel. hit (4.6)':>21} {'other rel. hit (4.7)':>21} {'top-M niced/other':>18}  within 15%")
@@ -155,7 +165,7 @@ print(f"(even split: {m_even:.1f} MB and a hit rate of {h_even * 100:.1f}% a cac
       f"top-M: the hit rate of a cache holding exactly the most popular keys in the same memory, relative to the even split's)")
 doc = {
     "experiment": "nice",
-    "alpha": alpha, "keys": keys, "value_bytes": 4096, "miss_ms": miss_ms, "miss_work": "sleep",
+    "alpha": alpha, "popularity": popularity, "keys": keys, "value_bytes": 4096, "miss_ms": miss_ms, "miss_work": "sleep",
     "paging_disk_ms": disk_ms, "s_max_s": s_max, "stream_mb_s": stream, "duration_s": duration,
     "limit_mb": 256, "even_split": {"cache_mb": m_even, "hit_rate": h_even},
     "rows": rows,

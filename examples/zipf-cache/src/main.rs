@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use antsched_mem::sim::Popularity;
 use antsched_zipf_cache::run::{self, MissWork, RunConfig};
 use antsched_zipf_cache::stream;
 use anyhow::{bail, Context};
@@ -37,6 +38,11 @@ struct RunArgs {
     /// The Zipf exponent of the keys' popularity.
     #[arg(long, default_value_t = 0.8)]
     alpha: f64,
+    /// How the asks spread over the keys: `zipf` (rank r about as often as (r + 1)^-alpha) or
+    /// `power-law` (section 4.5.1's model: the M most popular keys carry (M / keys)^(1 - alpha)
+    /// of the asks; alpha below 1).
+    #[arg(long, value_enum, default_value = "zipf")]
+    popularity: PopularityArg,
     /// C_r: what a miss costs, ms.
     #[arg(long, default_value_t = 0.2)]
     miss_ms: f64,
@@ -104,6 +110,7 @@ fn main() -> anyhow::Result<()> {
             let cfg = RunConfig {
                 keys: a.keys,
                 alpha: a.alpha,
+                popularity: a.popularity.into(),
                 miss_ms: a.miss_ms,
                 miss_work: a.miss_work,
                 duration: seconds("--duration", a.duration)?,
@@ -141,6 +148,22 @@ fn main() -> anyhow::Result<()> {
         Cmd::Stream { file, mb_s } => {
             stream::stream(&file, mb_s, &AtomicBool::new(false))?;
             Ok(())
+        }
+    }
+}
+
+/// `--popularity`, as clap spells it.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum PopularityArg {
+    Zipf,
+    PowerLaw,
+}
+
+impl From<PopularityArg> for Popularity {
+    fn from(p: PopularityArg) -> Self {
+        match p {
+            PopularityArg::Zipf => Popularity::Zipf,
+            PopularityArg::PowerLaw => Popularity::PowerLaw,
         }
     }
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use antsched_core::Nanos;
 use antsched_mem::cache::{reuse_by_frequency, AdaptiveCache, CacheConfig, EntryCost};
 use antsched_mem::cost::PagingCost;
-use antsched_mem::sim::Zipf;
+use antsched_mem::sim::{Popularity, Zipf};
 use antsched_memd::{monotonic_ns, Client};
 use anyhow::{bail, Context};
 use rand_chacha::rand_core::SeedableRng;
@@ -36,6 +36,7 @@ pub enum MissWork {
 pub struct RunConfig {
     pub keys: u64,
     pub alpha: f64,
+    pub popularity: Popularity,
     pub miss_ms: f64,
     pub miss_work: MissWork,
     pub duration: Duration,
@@ -162,6 +163,7 @@ pub struct Report {
     pub policy: String,
     pub keys: u64,
     pub alpha: f64,
+    pub popularity: Popularity,
     pub miss_ms: f64,
     pub miss_work: MissWork,
     pub duration_s: f64,
@@ -386,6 +388,12 @@ pub fn check(cfg: &RunConfig) -> anyhow::Result<()> {
     if !(cfg.alpha.is_finite() && cfg.alpha > 0.0 && cfg.alpha < 3.0) {
         bail!("--alpha {}: must be above 0 and below 3", cfg.alpha);
     }
+    if cfg.popularity == Popularity::PowerLaw && cfg.alpha >= 1.0 {
+        bail!(
+            "--alpha {}: must be below 1 with --popularity power-law",
+            cfg.alpha
+        );
+    }
     if cfg.keys == 0 || cfg.keys > u32::MAX as u64 {
         bail!("--keys {}: must be between 1 and {}", cfg.keys, u32::MAX);
     }
@@ -524,7 +532,7 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<Report> {
             .spawn(move || sample_loop(&sh, c.as_deref(), timeline))?
     };
 
-    let zipf = Zipf::new(cfg.keys, cfg.alpha);
+    let zipf = Zipf::with(cfg.keys, cfg.alpha, cfg.popularity);
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
     let mut asks = vec![0u32; cfg.keys as usize];
     let miss = Duration::from_secs_f64(cfg.miss_ms / 1e3);
@@ -630,6 +638,7 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<Report> {
         },
         keys: cfg.keys,
         alpha: cfg.alpha,
+        popularity: cfg.popularity,
         miss_ms: cfg.miss_ms,
         miss_work: cfg.miss_work,
         duration_s,

@@ -11,6 +11,7 @@ use std::time::Duration;
 use antsched_core::Nanos;
 use antsched_mem::cost::PagingCost;
 use antsched_mem::record::{Estimator, Observation};
+use antsched_mem::sim::Popularity;
 use antsched_mem::SeverityConfig;
 use antsched_memd::{Config, Daemon, ObservationSource, SourceError};
 use antsched_zipf_cache::run::{run, MissWork, RunConfig};
@@ -129,6 +130,11 @@ fn bad_input_is_an_error_that_names_it() {
         (vec!["--round-mb", "0"], "--round-mb 0"),
         (vec!["--fixed", "lots"], "--fixed lots"),
         (vec!["--miss-work", "nap"], "nap"),
+        (
+            vec!["--popularity", "power-law", "--alpha", "1.2"],
+            "must be below 1 with --popularity power-law",
+        ),
+        (vec!["--popularity", "pareto"], "pareto"),
     ] {
         let out = bin().arg("run").args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -220,6 +226,7 @@ fn the_cache_follows_memd_and_releases_at_the_s_it_is_told() {
     let report = run(&RunConfig {
         keys: 20_000,
         alpha: 0.8,
+        popularity: Popularity::Zipf,
         miss_ms: 0.2,
         miss_work: MissWork::Sleep,
         duration: Duration::from_secs_f64(2.5),
