@@ -43,7 +43,7 @@ use antsched_mem::MemNice;
 
 use crate::limit_writer::{Done, Job, LimitWriter};
 use crate::source::MEMCG_V1_ROOT;
-use crate::state::{write_limit, StateFile};
+use crate::state::{write_knob, write_limit, Knob, StateFile};
 
 /// The nice table and enforcement of a daemon with the state file at `path` (none: no
 /// enforcement). What a previous daemon left in the file is restored first; returns the
@@ -59,10 +59,11 @@ pub(crate) fn open_state(
         "state file {}: the limits this daemon changes are recorded there",
         path.display()
     )];
-    for (group, value) in recovered.restored {
+    for (knob, group, value) in recovered.restored {
         log.push(format!(
-            "state file {}: restored the limit of {} to {value} (left by a daemon that did not exit)",
+            "state file {}: restored the {} of {} to {value} (left by a daemon that did not exit)",
             path.display(),
+            knob.keyword(),
             group.display()
         ));
     }
@@ -127,6 +128,9 @@ pub(crate) struct Nices {
     held: HashMap<PathBuf, u64>,
     /// Writes the limits of a step off the daemon's loop (started at the first step).
     writer: Option<LimitWriter>,
+    /// Groups whose `memory.swappiness` is 0 while a lower class is held beside them (see
+    /// [`Nices::shield`]), with their domain; the original is in the state file.
+    shielded: HashMap<PathBuf, u64>,
     /// A step whose writes were still running at the end of its tick.
     pending: Option<Pending>,
 }
@@ -156,6 +160,7 @@ impl Nices {
             taken: Vec::new(),
             held: HashMap::new(),
             writer: None,
+            shielded: HashMap::new(),
             pending: None,
         }
     }
@@ -265,6 +270,9 @@ impl Nices {
         if self.state.is_none() {
             return (log, taken_by_id);
         }
+        // Before anything else, and also while a step is in flight: a shield must come off
+        // the tick the lower class has nothing left to give.
+        self.shield(domains, &mut log);
         // A step still in flight from an earlier tick is settled first; until it is, nothing
         // else is written (the kernel is still reclaiming for it).
         if let Some(p) = self.pending.take() {
@@ -561,6 +569,104 @@ impl Nices {
         outcome
     }
 
+    /// Section 5.1.3 for the kernel's own reclaim: a higher class never pages while a lower
+    /// class has pages to give. Where enforcement holds a group's limit in a group domain,
+    /// the domain's members of a higher class than that group (the domain's own group, where
+    /// its own processes are, and its leaves) get `memory.swappiness` 0, so that the kernel's
+    /// reclaim at the domain's limit, which is LRU across the whole domain and would page out
+    /// a busy program as readily as the hog beside it, takes anonymous memory only from the
+    /// held group (and file pages from anyone). Without it the JVM of section 6.3.4 lost
+    /// up to 28 MB to swap beside a hog niced +14. The shield comes off the tick the held
+    /// groups have less than two steps of memory left in the domain, when no group is held
+    /// there any more, and at exit (the state file restores it after a crash): a domain at
+    /// its limit whose only swappable memory is shielded would have the kernel kill in it.
+    fn shield(&mut self, domains: &[DomainView<'_>], log: &mut Vec<String>) {
+        let step = self.enforcer.config().max_step_bytes;
+        let rank = |g: &Path| {
+            enforced_nice(&self.groups, &self.pids, g)
+                .unwrap_or_default()
+                .class()
+                .rank()
+        };
+        let held: Vec<Held<'_>> = self
+            .held
+            .iter()
+            .map(|(g, &domain)| Held {
+                group: g,
+                domain,
+                rank: rank(g),
+                resident: GroupMemory::read(g).map_or(0, |m| m.resident()),
+            })
+            .collect();
+        let group_domains: Vec<(u64, &Path)> = domains
+            .iter()
+            .skip(1)
+            .filter(|d| d.requested)
+            .map(|d| (d.id, Path::new(d.name)))
+            .collect();
+        let leaves: Vec<&Path> = leaves(domains).iter().map(|g| Path::new(g.name)).collect();
+        let want = shield_plan(&group_domains, &held, &leaves, rank, step);
+        let Some(state) = &mut self.state else {
+            return;
+        };
+        // Off first: what no longer needs it.
+        let gone: Vec<PathBuf> = self
+            .shielded
+            .keys()
+            .filter(|g| !want.contains_key(*g))
+            .cloned()
+            .collect();
+        if !gone.is_empty() {
+            let failed = state.restore_of(Knob::Swappiness, |g| gone.iter().any(|x| x == g));
+            for g in &gone {
+                if !failed
+                    .iter()
+                    .any(|f| f.starts_with(&g.display().to_string()))
+                {
+                    self.shielded.remove(g);
+                    log.push(format!(
+                        "enforcement: {}: its memory.swappiness is back (no lower class held beside it with memory to give)",
+                        g.display()
+                    ));
+                }
+            }
+            log.extend(failed);
+        }
+        for (g, (id, held)) in want {
+            if self.shielded.contains_key(&g) {
+                continue;
+            }
+            let Ok(current) = number(&g, Knob::Swappiness.file()) else {
+                continue;
+            };
+            if current == 0 {
+                continue; // already shielded by its owner: nothing to restore
+            }
+            if let Err(e) = state.remember_of(Knob::Swappiness, &g, current) {
+                log.push(format!("enforcement: {e}"));
+                continue;
+            }
+            match write_knob(&g, Knob::Swappiness, 0) {
+                Ok(()) => {
+                    self.shielded.insert(g.clone(), id);
+                    log.push(format!(
+                        "enforcement: {}: memory.swappiness 0 (was {current}) while {} is held: \
+                         the kernel's reclaim takes the lower class's anonymous memory first",
+                        g.display(),
+                        held.display()
+                    ));
+                }
+                Err(e) => {
+                    log.push(format!(
+                        "enforcement: {}: cannot set memory.swappiness 0: {e}",
+                        g.display()
+                    ));
+                    let _ = state.restore_of(Knob::Swappiness, |x| x == g);
+                }
+            }
+        }
+    }
+
     /// Whether enforcement holds the limit of a group it took from for domain `id`.
     pub fn holds_in(&self, id: u64) -> bool {
         self.held.values().any(|d| *d == id)
@@ -572,6 +678,7 @@ impl Nices {
         self.writer = None;
         self.pending = None;
         self.held.clear();
+        self.shielded.clear();
         match &mut self.state {
             Some(s) => s.restore_all(),
             None => Vec::new(),
@@ -644,6 +751,11 @@ impl GroupMemory {
     /// swapping, as the kernel's default is). Section 5.1.2 pages a niced-down process's
     /// anonymous memory like any other; a hog that holds only anonymous memory is what memory
     /// nice is for, and with swap on the limit step pages it out.
+    /// What it has in memory: its file and anonymous pages.
+    fn resident(&self) -> u64 {
+        self.file + self.anon.unwrap_or(0)
+    }
+
     fn reclaimable(&self, swap_free: u64) -> u64 {
         let swapping = swap_free > 0 && self.swappiness != Some(0);
         let anon = if swapping {
@@ -678,6 +790,64 @@ impl GroupMemory {
 /// read.
 fn holds(group: &Path, swap_free: u64, step: u64) -> bool {
     GroupMemory::read(group).is_some_and(|m| m.holdable(swap_free, step))
+}
+
+/// A group whose limit enforcement holds, as [`shield_plan`] sees it.
+struct Held<'a> {
+    group: &'a Path,
+    /// The domain it is held for.
+    domain: u64,
+    /// Its class's rank (low 0).
+    rank: u8,
+    /// What it has in memory.
+    resident: u64,
+}
+
+/// Which groups [`Nices::shield`] gives `memory.swappiness` 0, each with its domain and the
+/// held group it yields to: in each group domain (`domains`: id and path) with a group held
+/// for it that still has two steps in memory ([`shields`]), the domain's own group and its
+/// leaves not held, of a higher class (`rank`) than the lowest held there, under antsched's
+/// parent.
+fn shield_plan(
+    domains: &[(u64, &Path)],
+    held: &[Held<'_>],
+    leaves: &[&Path],
+    rank: impl Fn(&Path) -> u8,
+    step: u64,
+) -> HashMap<PathBuf, (u64, PathBuf)> {
+    let mut want = HashMap::new();
+    for &(id, domain) in domains {
+        let here: Vec<&Held<'_>> = held.iter().filter(|h| h.domain == id).collect();
+        let Some(lowest) = here.iter().min_by_key(|h| h.rank) else {
+            continue;
+        };
+        if !shields(here.iter().map(|h| h.resident).sum(), step) {
+            continue;
+        }
+        let members = std::iter::once(domain).chain(
+            leaves
+                .iter()
+                .copied()
+                .filter(|g| g.starts_with(domain) && *g != domain)
+                .filter(|g| !held.iter().any(|h| h.group == *g)),
+        );
+        for m in members {
+            if m.starts_with(crate::RUN_PARENT)
+                && m != Path::new(crate::RUN_PARENT)
+                && rank(m) > lowest.rank
+            {
+                want.insert(m.to_path_buf(), (id, lowest.group.to_path_buf()));
+            }
+        }
+    }
+    want
+}
+
+/// Whether held groups with `left` bytes of memory still in their domain shield a higher
+/// class ([`Nices::shield`]): two steps at least, so that the kernel always has the lower
+/// class's memory to take while the higher one cannot swap.
+fn shields(left: u64, step: u64) -> bool {
+    left >= 2 * step
 }
 
 /// See [`GroupMemory::holdable`].
@@ -793,6 +963,63 @@ mod tests {
         assert_eq!(give_back(100 * MIB, 200 * MIB, MIB, step), 101 * MIB);
         assert_eq!(give_back(198 * MIB, 200 * MIB, 50 * MIB, step), 200 * MIB);
         assert_eq!(give_back(100 * MIB, 200 * MIB, 0, step), 100 * MIB);
+        // A higher class is shielded only while the held group has two steps to give.
+        assert!(shields(8 * MIB, step));
+        assert!(!shields(8 * MIB - 1, step));
+        assert!(!shields(0, step));
+    }
+
+    /// Section 5.1.3 for the kernel's reclaim: in a domain where a low-class group is held,
+    /// the domain's own group and its other leaves of a higher class are shielded, while the
+    /// held group has two steps in memory; nothing outside antsched's parent, nothing of the
+    /// same class, nothing in a domain with nothing held.
+    #[test]
+    fn a_higher_class_is_shielded_beside_a_held_lower_one_while_it_has_memory_to_give() {
+        const MIB: u64 = 1 << 20;
+        let step = 4 * MIB;
+        let parent = Path::new(crate::RUN_PARENT);
+        let (jvm, hog, peer, same) = (
+            parent.join("run-1"),
+            parent.join("run-1/run-2"),
+            parent.join("run-1/run-3"),
+            parent.join("run-1/run-4"),
+        );
+        let other = parent.join("run-9");
+        let rank = |g: &Path| if g == hog || g == same { 0 } else { 1 };
+        let domains = [(1, jvm.as_path()), (9, other.as_path())];
+        let leaves = [
+            hog.as_path(),
+            peer.as_path(),
+            same.as_path(),
+            other.as_path(),
+        ];
+        let held = |resident| {
+            vec![Held {
+                group: hog.as_path(),
+                domain: 1,
+                rank: 0,
+                resident,
+            }]
+        };
+        let want = shield_plan(&domains, &held(64 * MIB), &leaves, rank, step);
+        let mut got: Vec<_> = want.keys().cloned().collect();
+        got.sort();
+        assert_eq!(got, [jvm.clone(), peer.clone()]);
+        assert_eq!(want[&jvm], (1, hog.clone()));
+        // The hog nearly all out: the shield comes off, so the kernel may swap the others.
+        assert!(shield_plan(&domains, &held(8 * MIB - 1), &leaves, rank, step).is_empty());
+        // Nothing held: nothing shielded.
+        assert!(shield_plan(&domains, &[], &leaves, rank, step).is_empty());
+        // A domain outside antsched's parent is never written.
+        let outside = Path::new("/sys/fs/cgroup/memory/user.slice");
+        let d = [(1, outside)];
+        let h = [Held {
+            group: hog.as_path(),
+            domain: 1,
+            rank: 0,
+            resident: 64 * MIB,
+        }];
+        assert!(shield_plan(&d, &h, &[], rank, step).is_empty());
     }
 
     /// Sections 5.1.2 and 5.1.3 for the machine domain: a group gives for the machine only

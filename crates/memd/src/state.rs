@@ -1,7 +1,9 @@
-//! The daemon's state file: every `memory.limit_in_bytes` it has changed and not yet put
-//! back, with the original value, so that a daemon killed in the middle of an enforcement
-//! step (SIGKILL, a crash, the machine's OOM killer) leaves nothing behind once the next one
-//! starts: the next daemon writes each original value back before it serves anything.
+//! The daemon's state file: every group file it has changed and not yet put back (a
+//! `memory.limit_in_bytes` lowered by an enforcement step, a `memory.swappiness` set to 0 to
+//! shield a higher class, see `enforce`), with the original value, so that a daemon killed in
+//! the middle of enforcement (SIGKILL, a crash, the machine's OOM killer) leaves nothing
+//! behind once the next one starts: the next daemon writes each original value back before it
+//! serves anything.
 //!
 //! The file is written before the limit is lowered and rewritten after it is restored, each
 //! time whole, to a temporary file in the same directory that is then renamed over it: a
@@ -10,6 +12,7 @@
 //! ```text
 //! antsched-memd-state 1
 //! limit /sys/fs/cgroup/memory/antsched/run-42 9223372036854771712
+//! swappiness /sys/fs/cgroup/memory/antsched/run-41 60
 //! ```
 //!
 //! Only groups under the parent the daemon was allowed to govern ([`crate::RUN_PARENT`])
@@ -36,7 +39,7 @@ pub enum StateError {
         #[source]
         source: std::io::Error,
     },
-    #[error("state file {path}: line {line}: {why} (expected {HEADER:?}, then lines `limit PATH BYTES`)")]
+    #[error("state file {path}: line {line}: {why} (expected {HEADER:?}, then lines `limit PATH BYTES` or `swappiness PATH VALUE`)")]
     Format {
         path: PathBuf,
         line: usize,
@@ -44,19 +47,45 @@ pub enum StateError {
     },
 }
 
-/// The limits changed and not yet restored, as the file on disk holds them.
+/// A group file the daemon changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Knob {
+    /// `memory.limit_in_bytes`.
+    Limit,
+    /// `memory.swappiness`.
+    Swappiness,
+}
+
+impl Knob {
+    pub fn file(self) -> &'static str {
+        match self {
+            Knob::Limit => "memory.limit_in_bytes",
+            Knob::Swappiness => "memory.swappiness",
+        }
+    }
+
+    /// The word that starts its lines in the state file, and names it in the log.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Knob::Limit => "limit",
+            Knob::Swappiness => "swappiness",
+        }
+    }
+}
+
+/// The files changed and not yet restored, as the file on disk holds them.
 #[derive(Debug)]
 pub struct StateFile {
     path: PathBuf,
-    /// Group directory -> its `memory.limit_in_bytes` before the daemon changed it.
-    limits: BTreeMap<PathBuf, u64>,
+    /// (What, group directory) -> its value before the daemon changed it.
+    changed: BTreeMap<(Knob, PathBuf), u64>,
 }
 
 /// What [`StateFile::open`] did with what a previous daemon left.
 #[derive(Debug, Default)]
 pub struct Recovered {
-    /// Groups whose limit was written back, with the value.
-    pub restored: Vec<(PathBuf, u64)>,
+    /// Group files written back, with the value.
+    pub restored: Vec<(Knob, PathBuf, u64)>,
     /// Lines not acted on, and why (a group gone, a path outside the parent).
     pub skipped: Vec<String>,
 }
@@ -81,14 +110,14 @@ impl StateFile {
         };
         let mut state = Self {
             path: path.to_path_buf(),
-            limits: BTreeMap::new(),
+            changed: BTreeMap::new(),
         };
         if let Some(text) = text {
             let entries = parse(path, &text)?;
             let parent = parent
                 .canonicalize()
                 .unwrap_or_else(|_| parent.to_path_buf());
-            for (group, original) in entries {
+            for (knob, group, original) in entries {
                 if !group.starts_with(&parent) || group == parent {
                     recovered.skipped.push(format!(
                         "{}: not a group under {}; left alone",
@@ -97,18 +126,19 @@ impl StateFile {
                     ));
                     continue;
                 }
-                match write_limit(&group, original) {
-                    Ok(()) => recovered.restored.push((group, original)),
+                match write_knob(&group, knob, original) {
+                    Ok(()) => recovered.restored.push((knob, group, original)),
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => recovered
                         .skipped
                         .push(format!("{}: the group is gone", group.display())),
                     Err(e) => {
                         // Kept: the next start (or this daemon's exit) tries again.
                         recovered.skipped.push(format!(
-                            "{}: cannot restore its limit {original}: {e}; kept in the state",
-                            group.display()
+                            "{}: cannot restore its {} {original}: {e}; kept in the state",
+                            group.display(),
+                            knob.file()
                         ));
-                        state.limits.insert(group, original);
+                        state.changed.insert((knob, group), original);
                     }
                 }
             }
@@ -123,24 +153,47 @@ impl StateFile {
 
     /// The limits changed and not restored.
     pub fn entries(&self) -> impl Iterator<Item = (&Path, u64)> {
-        self.limits.iter().map(|(p, v)| (p.as_path(), *v))
+        self.entries_of(Knob::Limit)
+    }
+
+    /// The `knob` files changed and not restored.
+    pub fn entries_of(&self, knob: Knob) -> impl Iterator<Item = (&Path, u64)> {
+        self.changed
+            .iter()
+            .filter(move |((k, _), _)| *k == knob)
+            .map(|((_, p), v)| (p.as_path(), *v))
     }
 
     /// Records `original` as the limit of `group` before the daemon changes it: on disk
     /// before this returns. A group already recorded keeps its first original.
     pub fn remember(&mut self, group: &Path, original: u64) -> Result<(), StateError> {
-        if self.limits.contains_key(group) {
+        self.remember_of(Knob::Limit, group, original)
+    }
+
+    /// [`Self::remember`] for any `knob`.
+    pub fn remember_of(
+        &mut self,
+        knob: Knob,
+        group: &Path,
+        original: u64,
+    ) -> Result<(), StateError> {
+        let key = (knob, group.to_path_buf());
+        if self.changed.contains_key(&key) {
             return Ok(());
         }
-        self.limits.insert(group.to_path_buf(), original);
+        self.changed.insert(key.clone(), original);
         self.save().inspect_err(|_| {
-            self.limits.remove(group);
+            self.changed.remove(&key);
         })
     }
 
     /// The limit of `group` is back to its original (or the group is gone).
     pub fn forget(&mut self, group: &Path) -> Result<(), StateError> {
-        if self.limits.remove(group).is_some() {
+        if self
+            .changed
+            .remove(&(Knob::Limit, group.to_path_buf()))
+            .is_some()
+        {
             self.save()?;
         }
         Ok(())
@@ -149,29 +202,40 @@ impl StateFile {
     /// Writes every original back and forgets the ones written (or whose group is gone).
     /// Returns what could not be restored.
     pub fn restore_all(&mut self) -> Vec<String> {
-        self.restore_where(|_| true)
+        let mut failed = self.restore_where(|_| true);
+        failed.extend(self.restore_of(Knob::Swappiness, |_| true));
+        failed
     }
 
-    /// [`Self::restore_all`] for the groups `which` picks.
+    /// [`Self::restore_all`] for the limits of the groups `which` picks.
     pub fn restore_where(&mut self, which: impl Fn(&Path) -> bool) -> Vec<String> {
+        self.restore_of(Knob::Limit, which)
+    }
+
+    /// Writes back the `knob` files of the groups `which` picks, and forgets those written
+    /// (or whose group is gone). Returns what could not be restored.
+    pub fn restore_of(&mut self, knob: Knob, which: impl Fn(&Path) -> bool) -> Vec<String> {
         let mut failed = Vec::new();
         let entries: Vec<(PathBuf, u64)> = self
-            .limits
-            .iter()
+            .entries_of(knob)
             .filter(|(p, _)| which(p))
-            .map(|(p, v)| (p.clone(), *v))
+            .map(|(p, v)| (p.to_path_buf(), v))
             .collect();
+        if entries.is_empty() {
+            return failed;
+        }
         for (group, original) in entries {
-            match write_limit(&group, original) {
+            match write_knob(&group, knob, original) {
                 Ok(()) => {
-                    self.limits.remove(&group);
+                    self.changed.remove(&(knob, group));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    self.limits.remove(&group);
+                    self.changed.remove(&(knob, group));
                 }
                 Err(e) => failed.push(format!(
-                    "{}: cannot restore its limit {original}: {e}",
-                    group.display()
+                    "{}: cannot restore its {} {original}: {e}",
+                    group.display(),
+                    knob.file()
                 )),
             }
         }
@@ -191,8 +255,12 @@ impl StateFile {
             }
         };
         let mut text = format!("{HEADER}\n");
-        for (group, original) in &self.limits {
-            text.push_str(&format!("limit {} {original}\n", group.display()));
+        for ((knob, group), original) in &self.changed {
+            text.push_str(&format!(
+                "{} {} {original}\n",
+                knob.keyword(),
+                group.display()
+            ));
         }
         let mut tmp = self.path.clone().into_os_string();
         tmp.push(".tmp");
@@ -206,7 +274,7 @@ impl StateFile {
     }
 }
 
-fn parse(path: &Path, text: &str) -> Result<Vec<(PathBuf, u64)>, StateError> {
+fn parse(path: &Path, text: &str) -> Result<Vec<(Knob, PathBuf, u64)>, StateError> {
     let bad = |line: usize, why: String| StateError::Format {
         path: path.to_path_buf(),
         line,
@@ -225,7 +293,10 @@ fn parse(path: &Path, text: &str) -> Result<Vec<(PathBuf, u64)>, StateError> {
         if line.is_empty() {
             continue;
         }
-        let Some(rest) = line.strip_prefix("limit ") else {
+        let Some((knob, rest)) = [Knob::Limit, Knob::Swappiness]
+            .into_iter()
+            .find_map(|k| Some((k, line.strip_prefix(k.keyword())?.strip_prefix(' ')?)))
+        else {
             return Err(bad(i + 1, format!("unknown entry {line:?}")));
         };
         let Some((group, value)) = rest.rsplit_once(' ') else {
@@ -233,18 +304,23 @@ fn parse(path: &Path, text: &str) -> Result<Vec<(PathBuf, u64)>, StateError> {
         };
         let value: u64 = value
             .parse()
-            .map_err(|_| bad(i + 1, format!("{value:?} is not a number of bytes")))?;
-        entries.push((PathBuf::from(group), value));
+            .map_err(|_| bad(i + 1, format!("{value:?} is not a number")))?;
+        entries.push((knob, PathBuf::from(group), value));
     }
     Ok(entries)
 }
 
 /// Writes `bytes` to the `memory.limit_in_bytes` of the v1 group at `group`.
 pub(crate) fn write_limit(group: &Path, bytes: u64) -> std::io::Result<()> {
+    write_knob(group, Knob::Limit, bytes)
+}
+
+/// Writes `value` to the `knob` file of the v1 group at `group`.
+pub(crate) fn write_knob(group: &Path, knob: Knob, value: u64) -> std::io::Result<()> {
     let mut f = std::fs::OpenOptions::new()
         .write(true)
-        .open(group.join("memory.limit_in_bytes"))?;
-    f.write_all(bytes.to_string().as_bytes())
+        .open(group.join(knob.file()))?;
+    f.write_all(value.to_string().as_bytes())
 }
 
 #[cfg(test)]
@@ -307,7 +383,7 @@ mod tests {
         )
         .unwrap();
         let (s, r) = StateFile::open(&path, &parent).unwrap();
-        assert_eq!(r.restored, [(a.clone(), 5000)]);
+        assert_eq!(r.restored, [(Knob::Limit, a.clone(), 5000)]);
         assert_eq!(limit(&a), 5000);
         assert_eq!(limit(&outside), 1000);
         assert_eq!(r.skipped.len(), 2, "{:?}", r.skipped);
@@ -322,6 +398,42 @@ mod tests {
             std::fs::read_to_string(&path).unwrap(),
             format!("{HEADER}\n")
         );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// A shield's `memory.swappiness` is recorded and restored like a limit, on its own line.
+    #[test]
+    fn a_killed_daemons_swappiness_is_restored_at_the_next_start() {
+        let d = dir("swappiness");
+        let parent = d.join("antsched");
+        let a = fake_group(&parent, "a", 1000);
+        std::fs::write(a.join("memory.swappiness"), "0").unwrap();
+        let path = d.join("memd.state");
+        {
+            let (mut s, _) = StateFile::open(&path, &parent).unwrap();
+            s.remember(&a, 5000).unwrap();
+            s.remember_of(Knob::Swappiness, &a, 60).unwrap();
+            assert_eq!(s.entries().count(), 1, "limits only");
+            assert_eq!(s.entries_of(Knob::Swappiness).count(), 1);
+            std::mem::forget(s);
+        }
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!("{HEADER}\nlimit {0} 5000\nswappiness {0} 60\n", a.display())
+        );
+        let (s, r) = StateFile::open(&path, &parent).unwrap();
+        assert_eq!(
+            r.restored,
+            [
+                (Knob::Limit, a.clone(), 5000),
+                (Knob::Swappiness, a.clone(), 60)
+            ]
+        );
+        assert_eq!(
+            std::fs::read_to_string(a.join("memory.swappiness")).unwrap(),
+            "60"
+        );
+        assert_eq!(s.entries_of(Knob::Swappiness).count(), 0);
         let _ = std::fs::remove_dir_all(&d);
     }
 
