@@ -120,15 +120,18 @@ pub(crate) fn aged_key(est: &dyn PositionEstimator, r: &Request, now: Nanos, rat
 }
 
 /// Pending requests in SPTF order and in age order, for gradual aging (`AgedQueue::choose`).
+/// The age order keeps a copy of each request: the choice walks it step by step beside the
+/// distance walk, and a lookup of the request behind each step (by id, then by sector) was
+/// most of a decision's time with thousands pending.
 #[derive(Debug, Default)]
 pub(crate) struct AgedQueue {
     sptf: Sptf,
-    by_age: BTreeSet<(Nanos, RequestId)>,
+    by_age: BTreeMap<(Nanos, RequestId), Request>,
 }
 
 impl AgedQueue {
     pub(crate) fn enqueue(&mut self, req: Request, now: Nanos) {
-        self.by_age.insert((req.issued, req.id));
+        self.by_age.insert((req.issued, req.id), req);
         self.sptf.enqueue(req, now);
     }
 
@@ -140,13 +143,14 @@ impl AgedQueue {
 
     /// Issue time of the oldest request.
     pub(crate) fn oldest(&self) -> Option<Nanos> {
-        self.by_age.first().map(|&(issued, _)| issued)
+        self.by_age
+            .first_key_value()
+            .map(|(&(issued, _), _)| issued)
     }
 
     /// The oldest request itself.
     pub(crate) fn oldest_request(&self) -> Option<Request> {
-        let &(_, id) = self.by_age.first()?;
-        self.sptf.get(id).copied()
+        self.by_age.first_key_value().map(|(_, r)| *r)
     }
 
     /// SPTF with aging that grows gradually: each request's positioning time is reduced by
@@ -189,7 +193,7 @@ impl AgedQueue {
                 (Some(d), Some(u)) => Some(d.min(u)),
                 (d, u) => d.or(u),
             };
-            let (Some(nearest), Some(&&(issued, id))) = (nearest, by_age.peek()) else {
+            let (Some(nearest), Some(&(&(issued, _), oldest))) = (nearest, by_age.peek()) else {
                 break;
             };
             let bound = est.lower_bound(nearest) as f64 + rate * issued as f64;
@@ -205,16 +209,14 @@ impl AgedQueue {
             by_age.next();
             // The oldest not yet taken by the age walk, unless the distance walk has priced
             // it already: it has, if it lies between the two fronts of that walk.
-            if let Some(r) = self.sptf.get(id) {
-                let key = (r.sector, r.id);
-                let walked = if key < (head, RequestId(0)) {
-                    below.peek().is_none_or(|(&front, _)| key > front)
-                } else {
-                    above.peek().is_none_or(|(&front, _)| key < front)
-                };
-                if !walked {
-                    consider(r, &mut best);
-                }
+            let key = (oldest.sector, oldest.id);
+            let walked = if key < (head, RequestId(0)) {
+                below.peek().is_none_or(|(&front, _)| key > front)
+            } else {
+                above.peek().is_none_or(|(&front, _)| key < front)
+            };
+            if !walked {
+                consider(oldest, &mut best);
             }
         }
         let (_, r) = best?;
