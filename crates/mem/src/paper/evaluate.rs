@@ -150,16 +150,17 @@ pub fn evaluate(runs: &[MemRun]) -> Vec<Experiment> {
 }
 
 fn equilibrium(runs: &[MemRun]) -> Experiment {
-    let mut e = Experiment::new(
-        "mem-equilibrium",
-        "4.5",
-        "Two identical caches (20 ms misses, results a page, 200 MB for both), the first niced \
+    let title = format!(
+        "Two identical caches ({} ms misses, results a page, {} MB for both), the first niced \
          by eta: each one's share of memory and performance (hit rate) against an even split \
          (eta = 1), over the second half of the time both ran. The thesis's column is its \
          model: Eq. 4.5 (M2 / M1 = eta^(1/alpha)), Eqs. 4.6 and 4.7. First with the model's \
          own popularity (the M most popular results carry (M / n)^(1 - alpha) of the asks), \
          then with Zipf's law (rank r asked in proportion to (r + 1)^-alpha).",
+        scenarios::EQ_COST_MS,
+        scenarios::MEMORY_MB - scenarios::RESERVED_MB
     );
+    let mut e = Experiment::new("mem-equilibrium", "4.5", &title);
     for popularity in [Popularity::PowerLaw, Popularity::Zipf] {
         let law = match popularity {
             Popularity::PowerLaw => "",
