@@ -137,10 +137,10 @@ fn section_6_3_the_heap_cliff_and_the_adaptation_that_removes_it() {
 /// results carry (M / n)^(1 - alpha) of the asks): the caches contend (S below S_max most of
 /// the even split's time), the other cache's share within 5% of Eq. 4.5 and the niced one's
 /// within 10% at eta 5, and both caches' performance against an even split within 10% of
-/// Eqs. 4.6 and 4.7. With Zipf's law, the other cache still within 10% of Eq. 4.7 and the
-/// niced one within 15% of a cache of exactly the most popular results in its memory (at
-/// eta = 32 a few hundred results, whose sum falls short of the model's power law: the
-/// report gives that figure).
+/// Eqs. 4.6 and 4.7. With Zipf's law at eta = 32, the other cache still within 10% of Eq. 4.7
+/// and the niced one within 15% of a cache of exactly the most popular results in its memory
+/// (a few hundred results, whose sum falls short of the model's power law: the report gives
+/// that figure).
 #[test]
 fn section_4_5_equilibrium_follows_eqs_4_5_to_4_7() {
     let (_, e) = run(|n| n.starts_with("eq-"));
@@ -165,7 +165,8 @@ fn section_4_5_equilibrium_follows_eqs_4_5_to_4_7() {
                 contention > 0.5,
                 "{law}alpha {alpha}: S below S_max {contention}"
             );
-            for eta in [5, 32] {
+            let etas: &[u32] = if law.is_empty() { &[5, 32] } else { &[32] };
+            for &eta in etas {
                 let what = |q: &str| format!("{law}alpha {alpha}, eta {eta}: {q}");
                 within(at(eta, "other cache's share"), 0.05, &what("other's share"));
                 within(at(eta, "other cache's performance"), 0.10, &what("Eq. 4.7"));
