@@ -266,14 +266,15 @@ fn settled(r: &MemReport) -> (f64, f64) {
     (end / 2.0, end)
 }
 
-/// The fraction of `[t0, t1]`'s samples with S below S_max.
+/// The fraction of `[t0, t1]`'s samples with S below S_max (the suite's scenarios keep the
+/// thesis's S_max, the default).
 fn below_s_max(r: &MemReport, t0: f64, t1: f64) -> f64 {
+    let s_max = crate::SeverityConfig::default().s_max;
     let within: Vec<_> = r
         .severity
         .iter()
         .filter(|x| x.time_s >= t0 && x.time_s <= t1)
         .collect();
-    let s_max = within.iter().map(|x| x.severity_s).fold(f64::NAN, f64::max);
     within.iter().filter(|x| x.severity_s < s_max).count() as f64 / within.len().max(1) as f64
 }
 
