@@ -34,7 +34,7 @@
 //! groups under it is a domain, not a candidate). Groups given with `--cgroup` stay
 //! read-only.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use antsched_mem::enforce::{Candidate, EnforceConfig, Enforcer, Outcome, Step};
@@ -129,8 +129,8 @@ pub(crate) struct Nices {
     /// Writes the limits of a step off the daemon's loop (started at the first step).
     writer: Option<LimitWriter>,
     /// Groups whose `memory.swappiness` is 0 while a lower class is held beside them (see
-    /// [`Nices::shield`]), with their domain; the original is in the state file.
-    shielded: HashMap<PathBuf, u64>,
+    /// [`Nices::shield`]); the original is in the state file.
+    shielded: HashSet<PathBuf>,
     /// A step whose writes were still running at the end of its tick.
     pending: Option<Pending>,
 }
@@ -160,7 +160,7 @@ impl Nices {
             taken: Vec::new(),
             held: HashMap::new(),
             writer: None,
-            shielded: HashMap::new(),
+            shielded: HashSet::new(),
             pending: None,
         }
     }
@@ -612,7 +612,7 @@ impl Nices {
         // Off first: what no longer needs it.
         let gone: Vec<PathBuf> = self
             .shielded
-            .keys()
+            .iter()
             .filter(|g| !want.contains_key(*g))
             .cloned()
             .collect();
@@ -632,8 +632,8 @@ impl Nices {
             }
             log.extend(failed);
         }
-        for (g, (id, held)) in want {
-            if self.shielded.contains_key(&g) {
+        for (g, held) in want {
+            if self.shielded.contains(&g) {
                 continue;
             }
             let Ok(current) = number(&g, Knob::Swappiness.file()) else {
@@ -648,7 +648,7 @@ impl Nices {
             }
             match write_knob(&g, Knob::Swappiness, 0) {
                 Ok(()) => {
-                    self.shielded.insert(g.clone(), id);
+                    self.shielded.insert(g.clone());
                     log.push(format!(
                         "enforcement: {}: memory.swappiness 0 (was {current}) while {} is held: \
                          the kernel's reclaim takes the lower class's anonymous memory first",
@@ -803,8 +803,8 @@ struct Held<'a> {
     resident: u64,
 }
 
-/// Which groups [`Nices::shield`] gives `memory.swappiness` 0, each with its domain and the
-/// held group it yields to: in each group domain (`domains`: id and path) with a group held
+/// Which groups [`Nices::shield`] gives `memory.swappiness` 0, each with the held group it
+/// yields to: in each group domain (`domains`: id and path) with a group held
 /// for it that still has two steps in memory ([`shields`]), the domain's own group and its
 /// leaves not held, of a higher class (`rank`) than the lowest held there, under antsched's
 /// parent.
@@ -814,7 +814,7 @@ fn shield_plan(
     leaves: &[&Path],
     rank: impl Fn(&Path) -> u8,
     step: u64,
-) -> HashMap<PathBuf, (u64, PathBuf)> {
+) -> HashMap<PathBuf, PathBuf> {
     let mut want = HashMap::new();
     for &(id, domain) in domains {
         let here: Vec<&Held<'_>> = held.iter().filter(|h| h.domain == id).collect();
@@ -836,7 +836,7 @@ fn shield_plan(
                 && m != Path::new(crate::RUN_PARENT)
                 && rank(m) > lowest.rank
             {
-                want.insert(m.to_path_buf(), (id, lowest.group.to_path_buf()));
+                want.insert(m.to_path_buf(), lowest.group.to_path_buf());
             }
         }
     }
@@ -1005,7 +1005,7 @@ mod tests {
         let mut got: Vec<_> = want.keys().cloned().collect();
         got.sort();
         assert_eq!(got, [jvm.clone(), peer.clone()]);
-        assert_eq!(want[&jvm], (1, hog.clone()));
+        assert_eq!(want[&jvm], hog);
         // The hog nearly all out: the shield comes off, so the kernel may swap the others.
         assert!(shield_plan(&domains, &held(8 * MIB - 1), &leaves, rank, step).is_empty());
         // Nothing held: nothing shielded.
