@@ -87,7 +87,9 @@ done
 source "$(dirname "$0")/lib.sh"
 
 # What the benchmark needs from the distribution, installed if missing.
-pgbin() { find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin 2>/dev/null | sort -V | tail -1; }
+# (Nothing, and success, before postgresql is installed: find fails on the missing directory,
+# which pipefail would make this assignment's failure and set -e the script's silent exit.)
+pgbin() { find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin 2>/dev/null | sort -V | tail -1 || true; }
 missing=()
 PGBIN=$(pgbin)
 [ -n "$PGBIN" ] && [ -x "$PGBIN/pgbench" ] && [ -x "$PGBIN/pg_ctl" ] || missing+=(postgresql)
