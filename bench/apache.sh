@@ -77,7 +77,8 @@ MOUNT_LOGS="$D/logs"   # not $WORK: other scripts may run beside this one
 source "$(dirname "$0")/lib.sh"
 
 # What the benchmark needs from the distribution, installed if missing. The package's own
-# apache2 service is not started or touched: this script runs a private instance.
+# apache2 service is not started (install_missing, bench/lib.sh) or touched: this script runs a
+# private instance.
 missing=()
 [ -x /usr/sbin/apache2 ] && [ -f /usr/lib/apache2/modules/mod_mpm_prefork.so ] || missing+=(apache2)
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)

@@ -11,11 +11,28 @@ mkdir -p "$WORK"
 
 # install_missing PACKAGE...: installs what a script found missing from the distribution, after
 # one apt-get update (waiting up to 10 minutes for another apt); nothing if it names none.
+# Packages that bring a service (apache2, postgresql) start it on install where the init system
+# lets them, and leave it running (apache2 on port 80, a postgres cluster on 5432); the
+# benchmarks run their own instances. So nothing is started: while apt runs, a policy-rc.d that
+# refuses (exit 101, Debian's convention, which invoke-rc.d and deb-systemd-invoke follow),
+# only where the machine has none of its own, removed when apt ends, fails or is interrupted.
 install_missing() {
   [ $# -gt 0 ] || return 0
   echo "bench/$(basename "$0"): installing $*" >&2
   apt-get -o DPkg::Lock::Timeout=600 update -q
-  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q "$@"
+  if [ -e /usr/sbin/policy-rc.d ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q "$@"
+    return
+  fi
+  (
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    printf '#!/bin/sh\n# bench/lib.sh: no service starts while a benchmark installs packages\nexit 101\n' \
+      > /usr/sbin/policy-rc.d
+    chmod 755 /usr/sbin/policy-rc.d
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q "$@"
+  )
 }
 
 need() {
