@@ -63,7 +63,10 @@ pub struct Sliced<P> {
     slice: Nanos,
     classes: BTreeMap<ClassId, Slot<P>>,
     /// The classes with requests pending, by (clock, id): the next turn's is the first.
+    /// Unused with [`ShareUnit::None`], whose one queue needs no index.
     ready: BTreeSet<(u64, ClassId)>,
+    /// Each pending request's class; empty with [`ShareUnit::None`], where it is the one
+    /// queue's (a decision then costs what the base policy's costs, plus a lookup).
     class_of: HashMap<RequestId, ClassId>,
     /// The class in service and the disk time its slice has used.
     serving: Option<ClassId>,
@@ -110,11 +113,12 @@ impl<P: Policy> Sliced<P> {
             weight: DEFAULT_WEIGHT,
             clock: vtime,
         });
-        if !slot.policy.is_empty() {
+        let indexed = self.unit != ShareUnit::None;
+        if indexed && !slot.policy.is_empty() {
             self.ready.remove(&(slot.clock, class));
         }
         let out = f(slot, vtime);
-        if !slot.policy.is_empty() {
+        if indexed && !slot.policy.is_empty() {
             self.ready.insert((slot.clock, class));
         }
         out
@@ -123,7 +127,16 @@ impl<P: Policy> Sliced<P> {
     /// The class served next when the one in service gives up the disk: the smallest clock
     /// among those with requests pending, ties to the lower class id.
     fn next_class(&self) -> Option<ClassId> {
-        self.ready.first().map(|&(_, id)| id)
+        match self.unit {
+            ShareUnit::None => {
+                let one = ClassId(0);
+                self.classes
+                    .get(&one)
+                    .filter(|s| !s.policy.is_empty())
+                    .map(|_| one)
+            }
+            ShareUnit::Time | ShareUnit::Bytes => self.ready.first().map(|&(_, id)| id),
+        }
     }
 }
 
@@ -138,7 +151,9 @@ impl<P: Policy> Policy for Sliced<P> {
             }
             slot.policy.enqueue(req, now);
         });
-        self.class_of.insert(req.id, class);
+        if self.unit != ShareUnit::None {
+            self.class_of.insert(req.id, class);
+        }
     }
 
     fn choose(&mut self, est: &dyn PositionEstimator, now: Nanos) -> Option<Request> {
@@ -156,7 +171,10 @@ impl<P: Policy> Policy for Sliced<P> {
     }
 
     fn dispatch(&mut self, id: RequestId, now: Nanos) -> Option<Request> {
-        let class = *self.class_of.get(&id)?;
+        let class = match self.unit {
+            ShareUnit::None => ClassId(0),
+            ShareUnit::Time | ShareUnit::Bytes => *self.class_of.get(&id)?,
+        };
         let req = self.with_slot(class, |slot, _| slot.policy.dispatch(id, now))?;
         self.class_of.remove(&id);
         if self.serving != Some(class) {
@@ -188,7 +206,10 @@ impl<P: Policy> Policy for Sliced<P> {
     }
 
     fn len(&self) -> usize {
-        self.class_of.len()
+        match self.unit {
+            ShareUnit::None => self.classes.get(&ClassId(0)).map_or(0, |s| s.policy.len()),
+            ShareUnit::Time | ShareUnit::Bytes => self.class_of.len(),
+        }
     }
 
     fn next_change(&self) -> Option<Nanos> {
