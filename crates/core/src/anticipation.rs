@@ -276,7 +276,7 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
     /// Whether `c`'s own statistics say nothing yet: a context new to the core, as every
     /// member of a chain is when its first request completes.
     fn without_history(&self, c: &Context) -> bool {
-        c.stats.think.median_and_p95(&self.cfg.stats).is_none()
+        c.stats.think.is_empty()
     }
 
     /// How long to wait for a chain's next member, judged by the chain's statistics with the

@@ -94,10 +94,16 @@ impl ThinkTimeHistogram {
         self.samples
     }
 
+    /// No think time to go on: none recorded, or all decayed to nothing. The quantiles are
+    /// then `None`.
+    pub fn is_empty(&self) -> bool {
+        self.samples == 0 || self.total <= 0.0
+    }
+
     /// The think time below which a fraction `q` of the decayed mass lies, interpolated
     /// linearly inside the bucket where it falls. `None` before the first sample.
     pub fn quantile(&self, q: f64, cfg: &StatsConfig) -> Option<Nanos> {
-        if self.samples == 0 || self.total <= 0.0 {
+        if self.is_empty() {
             return None;
         }
         let target = q.clamp(0.0, 1.0) * self.total;
@@ -126,7 +132,7 @@ impl ThinkTimeHistogram {
     /// The median and the 95th percentile together, in one pass over the buckets (the SPTF
     /// and proportional rules need both at every evaluation).
     pub fn median_and_p95(&self, cfg: &StatsConfig) -> Option<(Nanos, Nanos)> {
-        if self.samples == 0 || self.total <= 0.0 {
+        if self.is_empty() {
             return None;
         }
         let targets = [0.5 * self.total, 0.95 * self.total];
