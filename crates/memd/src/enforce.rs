@@ -272,7 +272,8 @@ impl Nices {
         }
         // Before anything else, and also while a step is in flight: a shield must come off
         // the tick the lower class has nothing left to give.
-        self.shield(domains, &mut log);
+        let leaves = leaves(domains);
+        self.shield(domains, &leaves, &mut log);
         // A step still in flight from an earlier tick is settled first; until it is, nothing
         // else is written (the kernel is still reclaiming for it).
         if let Some(p) = self.pending.take() {
@@ -297,7 +298,6 @@ impl Nices {
         let max_step = self.enforcer.config().max_step_bytes;
         let swap_free = swap_free_bytes();
         self.release_what_cannot_be_held(swap_free, &mut log);
-        let leaves = leaves(domains);
         'domains: for (i, d) in domains.iter().enumerate() {
             let r = &d.record;
             if r.free_bytes >= r.tau_bytes {
@@ -580,7 +580,12 @@ impl Nices {
     /// groups have less than two steps of memory left in the domain, when no group is held
     /// there any more, and at exit (the state file restores it after a crash): a domain at
     /// its limit whose only swappable memory is shielded would have the kernel kill in it.
-    fn shield(&mut self, domains: &[DomainView<'_>], log: &mut Vec<String>) {
+    fn shield(
+        &mut self,
+        domains: &[DomainView<'_>],
+        leaves: &[&DomainView<'_>],
+        log: &mut Vec<String>,
+    ) {
         let step = self.enforcer.config().max_step_bytes;
         let rank = |g: &Path| {
             enforced_nice(&self.groups, &self.pids, g)
@@ -604,7 +609,7 @@ impl Nices {
             .filter(|d| d.requested)
             .map(|d| (d.id, Path::new(d.name)))
             .collect();
-        let leaves: Vec<&Path> = leaves(domains).iter().map(|g| Path::new(g.name)).collect();
+        let leaves: Vec<&Path> = leaves.iter().map(|g| Path::new(g.name)).collect();
         let want = shield_plan(&group_domains, &held, &leaves, rank, step);
         let Some(state) = &mut self.state else {
             return;
