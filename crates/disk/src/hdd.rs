@@ -1894,15 +1894,7 @@ mod tests {
             proptest::collection::vec(zone, 1..4),
         )
             .prop_map(|(surfaces, sparing, order, zones)| {
-                let sparing = [
-                    Sparing::None,
-                    Sparing::PerRange { cyls: 2 },
-                    Sparing::PerZone,
-                    Sparing::AtEnd,
-                    Sparing::PerCylinder,
-                    Sparing::PerTrack,
-                    Sparing::Tracks,
-                ][sparing];
+                let sparing = Sparing::every(2)[sparing];
                 let order = [
                     SurfaceOrder::Normal,
                     SurfaceOrder::SerpentinePerZone,

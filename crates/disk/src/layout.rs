@@ -55,6 +55,23 @@ pub enum Sparing {
     Tracks,
 }
 
+impl Sparing {
+    /// Every scheme, `PerRange` with ranges of `range_cyls` cylinders: for tests that must hold
+    /// whatever the drive's sparing.
+    #[cfg(test)]
+    pub(crate) fn every(range_cyls: u32) -> [Sparing; 7] {
+        [
+            Sparing::None,
+            Sparing::PerRange { cyls: range_cyls },
+            Sparing::PerZone,
+            Sparing::AtEnd,
+            Sparing::PerCylinder,
+            Sparing::PerTrack,
+            Sparing::Tracks,
+        ]
+    }
+}
+
 /// In which order the surfaces of a cylinder are filled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SurfaceOrder {
@@ -494,15 +511,7 @@ mod tests {
             dead in 0u64..100,
             offsets in proptest::collection::vec(0u64..100_000, 1..50),
         ) {
-            let sparing = [
-                Sparing::None,
-                Sparing::PerRange { cyls: 3 },
-                Sparing::PerZone,
-                Sparing::AtEnd,
-                Sparing::PerCylinder,
-                Sparing::PerTrack,
-                Sparing::Tracks,
-            ][scheme];
+            let sparing = Sparing::every(3)[scheme];
             let mut z = Zone::simple(0, cyls - 1, spt, 0, 0);
             z.dead_space = dead;
             let Ok(l) = Layout::new(surfaces, sparing, SurfaceOrder::Normal, vec![z]) else {
