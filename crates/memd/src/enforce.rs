@@ -624,10 +624,8 @@ impl Nices {
         if !gone.is_empty() {
             let failed = state.restore_of(Knob::Swappiness, |g| gone.iter().any(|x| x == g));
             for g in &gone {
-                if !failed
-                    .iter()
-                    .any(|f| f.starts_with(&g.display().to_string()))
-                {
+                // Restored (or gone) once the state file no longer records it.
+                if !state.entries_of(Knob::Swappiness).any(|(p, _)| p == g) {
                     self.shielded.remove(g);
                     log.push(format!(
                         "enforcement: {}: its memory.swappiness is back (no lower class held beside it with memory to give)",
