@@ -91,16 +91,15 @@ pub struct CacheState {
     data: Zipf,
     data_pages: u32,
     rng: ChaCha8Rng,
-    entries: Entries,
+    results: Results,
     queries: u64,
     hits: u64,
     /// When the PSI baseline's hold on growth ends.
     cap_until: Option<Nanos>,
     last_halve: Option<Nanos>,
-    /// How often each query was asked so far (hit or miss), kept beyond the life of its
-    /// cached result: the database's query statistics. Only for the least-amortized-cost
-    /// order, which prices a result by its frequency (see `reuse_p`).
-    uses: Vec<u32>,
+    /// Only the least-amortized-cost order prices a result by how often its query was asked
+    /// (see `reuse_p`).
+    by_frequency: bool,
     /// The paging cost (Eq. 4.2) at the severity last told, per second of holding a page;
     /// None until the first notification.
     paging_per_s: Option<f64>,
@@ -111,10 +110,11 @@ impl CacheState {
     /// `cache::reuse_by_frequency` (the one rule the real programs use too) on the query's
     /// asks before this one, its regeneration cost and the paging cost at the last S told.
     fn reuse_p(&self, q: u32, regen_s: f64, life_s: f64) -> f64 {
-        let (Some(paging), Some(&uses)) = (self.paging_per_s, self.uses.get(q as usize)) else {
+        let Some(paging) = self.paging_per_s.filter(|_| self.by_frequency) else {
             return 1.0;
         };
-        reuse_by_frequency(uses.saturating_sub(1) as u64, life_s, regen_s, Some(paging))
+        let asks = self.results.queries[q as usize].asks;
+        reuse_by_frequency(asks.saturating_sub(1) as u64, life_s, regen_s, Some(paging))
     }
 }
 
@@ -191,16 +191,12 @@ impl Proc {
                     spec: c.clone(),
                     cache,
                     rng,
-                    entries: Entries::default(),
+                    results: Results::new(c.distinct),
                     queries: 0,
                     hits: 0,
                     cap_until: None,
                     last_halve: None,
-                    uses: if by_frequency {
-                        vec![0; c.distinct.min(u32::MAX as u64) as usize]
-                    } else {
-                        Vec::new()
-                    },
+                    by_frequency,
                     paging_per_s: None,
                 }))
             }
@@ -374,9 +370,8 @@ impl Proc {
                 }
                 c.queries += 1;
                 let q = c.popularity.sample(&mut c.rng) as u32;
-                if let Some(n) = c.uses.get_mut(q as usize) {
-                    *n = n.saturating_add(1);
-                }
+                let asked = &mut c.results.queries[q as usize];
+                asked.asks = asked.asks.saturating_add(1);
                 let think = ms(c.spec.think_ms);
                 let hit = match c.cache.as_mut() {
                     Some(cache) => cache.get(&q, now),
@@ -384,7 +379,9 @@ impl Proc {
                 };
                 if hit {
                     c.hits += 1;
-                    let (first, n) = c.entries.map[&q];
+                    let Query {
+                        first, pages: n, ..
+                    } = c.results.queries[q as usize];
                     step.touches.extend((first..first + n).map(|v| Touch {
                         vpage: v,
                         write: false,
@@ -409,8 +406,8 @@ impl Proc {
                     if let Some(cache) = c.cache.as_mut() {
                         if cache.admits(bytes) {
                             let victims = cache.evict_for(bytes, now);
-                            let first = c.entries.alloc(&mut self.vm, c.data_pages, n);
-                            c.entries.drop_all(victims, &mut self.released);
+                            let first = c.results.alloc(&mut self.vm, c.data_pages, n);
+                            c.results.drop_all(victims, &mut self.released);
                             let reuse_p = c.reuse_p(q, cost / 1e3, life_s);
                             let cache = c.cache.as_mut().expect("a cache");
                             cache.insert(
@@ -423,7 +420,8 @@ impl Proc {
                                 },
                                 now,
                             );
-                            c.entries.map.insert(q, (first, n));
+                            let cached = &mut c.results.queries[q as usize];
+                            (cached.first, cached.pages) = (first, n);
                             step.touches.extend((first..first + n).map(|v| Touch {
                                 vpage: v,
                                 write: true,
@@ -556,7 +554,7 @@ impl Proc {
                 };
                 c.paging_per_s = Some(paging.amortized(severity_s));
                 let round = cache.release_round(severity_s, s_max, paging, now);
-                c.entries.drop_all(round.released, &mut self.released);
+                c.results.drop_all(round.released, &mut self.released);
                 round.more
             }
             Kind::Heap(h) => {
@@ -599,7 +597,7 @@ impl Proc {
                 };
                 c.cap_until = cap.map(|_| now + hold);
                 let dropped = cache.hold_at(cap, now);
-                c.entries.drop_all(dropped, &mut self.released);
+                c.results.drop_all(dropped, &mut self.released);
             }
             Kind::Heap(h) if level >= 1 => {
                 h.gc_requested = true;
@@ -626,7 +624,7 @@ impl Proc {
                 }
                 c.last_halve = Some(now);
                 let dropped = cache.hold_at(Some(cache.bytes() / 2), now);
-                c.entries.drop_all(dropped, &mut self.released);
+                c.results.drop_all(dropped, &mut self.released);
             }
             Kind::Heap(h) => {
                 if h.last_halve.is_some_and(|t| now < t + interval) {
@@ -654,15 +652,36 @@ fn ms(x: f64) -> Nanos {
     secs(x / 1e3)
 }
 
-/// The cache's entries as pages of the process: each result occupies a run of virtual pages,
+/// What the database keeps per distinct query: how often it was asked (hit or miss), kept
+/// beyond the life of its cached result (the database's query statistics), and where that
+/// result lies in the process's memory while it is cached. One record per query, so that a
+/// query's counter and its result's pages are one memory access: as a counter array beside a
+/// hash map of the cached results they cost two cache misses a query, most of a query's time
+/// in the equilibrium runs (README, the simulator's speed).
+#[derive(Clone, Copy, Debug, Default)]
+struct Query {
+    asks: u32,
+    /// The result's first virtual page, and how many it has (0 while it is not cached).
+    first: u32,
+    pages: u32,
+}
+
+/// The cache's results as pages of the process: each result occupies a run of virtual pages,
 /// and freed runs are reused by results of the same length.
-#[derive(Default)]
-struct Entries {
-    map: FxHashMap<u32, (u32, u32)>,
+struct Results {
+    queries: Vec<Query>,
     free_ranges: FxHashMap<u32, Vec<u32>>,
 }
 
-impl Entries {
+impl Results {
+    /// The records of `distinct` queries (at most 10^8, the scenario's bound).
+    fn new(distinct: u64) -> Self {
+        Self {
+            queries: vec![Query::default(); distinct as usize],
+            free_ranges: FxHashMap::default(),
+        }
+    }
+
     /// A run of `n` virtual pages above the data file's `base`.
     fn alloc(&mut self, vm: &mut Vec<u32>, base: u32, n: u32) -> u32 {
         if let Some(first) = self.free_ranges.get_mut(&n).and_then(|v| v.pop()) {
@@ -676,7 +695,9 @@ impl Entries {
     /// Forgets the entries `keys`; their pages go to `released` for the engine to free.
     fn drop_all(&mut self, keys: Vec<u32>, released: &mut Vec<u32>) {
         for key in keys {
-            if let Some((first, n)) = self.map.remove(&key) {
+            let q = &mut self.queries[key as usize];
+            let (first, n) = (q.first, std::mem::take(&mut q.pages));
+            if n > 0 {
                 released.extend(first..first + n);
                 self.free_ranges.entry(n).or_default().push(first);
             }
