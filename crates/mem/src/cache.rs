@@ -112,6 +112,13 @@ struct Entry<K> {
     last_access: Nanos,
     /// Its release queue, fixed by its cost when it was inserted.
     queue: u32,
+    /// Its insertion sequence: the order key after `last_access`.
+    seq: u64,
+    /// Its neighbours in its queue (NIL at the ends). Kept in the entry, not in arrays beside
+    /// the slots, so that a hit's move to the back of its queue touches each entry involved
+    /// once: a lookup is a handful of cache misses on a large cache, and each one counted.
+    prev: u32,
+    next: u32,
 }
 
 impl<K> Entry<K> {
@@ -152,12 +159,8 @@ pub struct AdaptiveCache<K> {
     ///
     /// [`cost bin`]: cost_bin
     queues: Vec<Queue>,
-    /// Each slot's neighbours in its queue (NIL at the ends).
-    prev: Vec<u32>,
-    next: Vec<u32>,
     /// Which queues hold entries, a bit each: the cheapest entry is looked for only there.
     occupied: [u64; COST_BINS.div_ceil(64)],
-    seq: Vec<u64>,
     next_seq: u64,
     bytes: u64,
     /// The size the cache holds to while S is below S_max, set by the last release round.
@@ -227,10 +230,7 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
             slots: Vec::new(),
             free_slots: Vec::new(),
             queues: vec![Queue::EMPTY; queues],
-            prev: Vec::new(),
-            next: Vec::new(),
             occupied: [0; COST_BINS.div_ceil(64)],
-            seq: Vec::new(),
             next_seq: 0,
             bytes: 0,
             pressure_limit: None,
@@ -298,24 +298,21 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
     }
 
     fn touch(&mut self, slot: u32, now: Nanos) {
-        let e = self.slots[slot as usize].as_ref().expect("indexed slot");
+        let e = self.entry_mut(slot);
         let q = e.queue as usize;
-        let old = (e.last_access, self.seq[slot as usize]);
-        let last_access = now.max(old.0);
-        if last_access == old.0 {
+        let last_access = now.max(e.last_access);
+        if last_access == e.last_access {
             return;
         }
-        self.slots[slot as usize]
-            .as_mut()
-            .expect("indexed slot")
-            .last_access = last_access;
+        e.last_access = last_access;
         self.unlink(q, slot);
         self.link(q, slot);
     }
 
     /// The order key of a slot in its queue.
     fn key_of(&self, slot: u32) -> (Nanos, u64) {
-        (self.entry(slot).last_access, self.seq[slot as usize])
+        let e = self.entry(slot);
+        (e.last_access, e.seq)
     }
 
     /// Puts `slot` into queue `q` after the last entry whose key is not greater than its own.
@@ -323,24 +320,24 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
         let key = self.key_of(slot);
         let mut after = self.queues[q].tail;
         while after != NIL && self.key_of(after) > key {
-            after = self.prev[after as usize];
+            after = self.entry(after).prev;
         }
         let before = if after == NIL {
             self.queues[q].head
         } else {
-            self.next[after as usize]
+            self.entry(after).next
         };
-        self.prev[slot as usize] = after;
-        self.next[slot as usize] = before;
+        let e = self.entry_mut(slot);
+        (e.prev, e.next) = (after, before);
         if after == NIL {
             self.queues[q].head = slot;
         } else {
-            self.next[after as usize] = slot;
+            self.entry_mut(after).next = slot;
         }
         if before == NIL {
             self.queues[q].tail = slot;
         } else {
-            self.prev[before as usize] = slot;
+            self.entry_mut(before).prev = slot;
         }
         if self.queues[q].head == slot && self.queues[q].tail == slot {
             self.occupied[q / 64] |= 1 << (q % 64);
@@ -349,16 +346,17 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
     }
 
     fn unlink(&mut self, q: usize, slot: u32) {
-        let (p, n) = (self.prev[slot as usize], self.next[slot as usize]);
+        let e = self.entry(slot);
+        let (p, n) = (e.prev, e.next);
         if p == NIL {
             self.queues[q].head = n;
         } else {
-            self.next[p as usize] = n;
+            self.entry_mut(p).next = n;
         }
         if n == NIL {
             self.queues[q].tail = p;
         } else {
-            self.prev[n as usize] = p;
+            self.entry_mut(n).prev = p;
         }
         if self.queues[q].head == NIL {
             self.occupied[q / 64] &= !(1 << (q % 64));
@@ -371,8 +369,7 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
     fn refresh_head(&mut self, q: usize) {
         let head = self.queues[q].head;
         let e = self.entry(head);
-        let cost = e.chunk();
-        let seq = self.seq[head as usize];
+        let (cost, seq) = (e.chunk(), e.seq);
         let queue = &mut self.queues[q];
         queue.head_cost = cost;
         queue.head_seq = seq;
@@ -383,7 +380,7 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
         std::iter::successors(
             (self.queues[q].head != NIL).then_some(self.queues[q].head),
             move |&s| {
-                let n = self.next[s as usize];
+                let n = self.entry(s).next;
                 (n != NIL).then_some(n)
             },
         )
@@ -426,9 +423,6 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
         }
         let slot = self.free_slots.pop().unwrap_or_else(|| {
             self.slots.push(None);
-            self.seq.push(0);
-            self.prev.push(NIL);
-            self.next.push(NIL);
             (self.slots.len() - 1) as u32
         });
         let q = self.queue_for(&cost);
@@ -438,8 +432,10 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
             cost,
             last_access: now,
             queue: q as u32,
+            seq: self.next_seq,
+            prev: NIL,
+            next: NIL,
         });
-        self.seq[slot as usize] = self.next_seq;
         self.link(q, slot);
         self.next_seq += 1;
         self.index.insert(key, slot);
@@ -492,6 +488,10 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
 
     fn entry(&self, slot: u32) -> &Entry<K> {
         self.slots[slot as usize].as_ref().expect("indexed slot")
+    }
+
+    fn entry_mut(&mut self, slot: u32) -> &mut Entry<K> {
+        self.slots[slot as usize].as_mut().expect("indexed slot")
     }
 
     /// The entry of least amortized cost and its cost: the cheapest of the cost bins' least
