@@ -10,7 +10,8 @@
 use antsched_core::Nanos;
 use serde::{Deserialize, Serialize};
 
-/// The period of the repeat while S < S_max (section 4.6).
+/// The period of the repeat while S < S_max (section 4.6), unless a driver chooses another
+/// ([`Notifier::with_repeat`]).
 pub const REPEAT: Nanos = 1_000_000_000;
 
 /// Why a notification was sent.
@@ -45,15 +46,24 @@ pub struct Notifier {
     told_at: Option<Nanos>,
     /// The severity it sees now.
     current: f64,
+    repeat: Nanos,
 }
 
 impl Notifier {
     pub fn new(s_max: f64) -> Self {
+        Self::with_repeat(s_max, REPEAT)
+    }
+
+    /// A subscriber reminded every `repeat` while S < S_max, instead of every second. The
+    /// thesis's second keeps the cost of the reminders small; a shorter period lets a cache
+    /// correct its size sooner after it grew on misses (the simulator's `notify_repeat_s`).
+    pub fn with_repeat(s_max: f64, repeat: Nanos) -> Self {
         Self {
             s_max,
             told: s_max,
             told_at: None,
             current: s_max,
+            repeat: repeat.max(1),
         }
     }
 
@@ -120,15 +130,15 @@ impl Notifier {
     fn repeat_due(&self, now: Nanos) -> bool {
         match self.told_at {
             None => true,
-            Some(t) => now >= t.saturating_add(REPEAT),
+            Some(t) => now >= t.saturating_add(self.repeat),
         }
     }
 
-    /// When the 1 s repeat is next due, if the severity is below S_max; the driver calls
+    /// When the repeat is next due, if the severity is below S_max; the driver calls
     /// [`observe`](Self::observe) then even if nothing changed.
     pub fn poll_timeout(&self) -> Option<Nanos> {
         if self.current < self.s_max {
-            Some(self.told_at.map_or(0, |t| t.saturating_add(REPEAT)))
+            Some(self.told_at.map_or(0, |t| t.saturating_add(self.repeat)))
         } else {
             None
         }
@@ -157,6 +167,22 @@ mod tests {
         // A fall by a factor of eight is one notification, not three.
         assert_eq!(n.observe(250.0, 60 * MS).unwrap().reason, Reason::Halved);
         assert_eq!(n.told(), 250.0);
+    }
+
+    /// The repeat's period is the driver's choice: every 100 ms, the reminder comes 100 ms
+    /// after the last notification and not before.
+    #[test]
+    fn section_4_6_the_repeat_runs_at_the_period_chosen() {
+        let mut n = Notifier::with_repeat(3600.0, 100 * MS);
+        assert_eq!(n.observe(2000.0, 0).unwrap().reason, Reason::Repeat);
+        assert_eq!(n.poll_timeout(), Some(100 * MS));
+        assert_eq!(n.observe(2000.0, 99 * MS), None);
+        assert_eq!(n.observe(2000.0, 100 * MS).unwrap().reason, Reason::Repeat);
+        // The default is the thesis's second.
+        let mut d = Notifier::new(3600.0);
+        d.observe(2000.0, 0);
+        assert_eq!(d.poll_timeout(), Some(REPEAT));
+        assert_eq!(d.observe(2000.0, 100 * MS), None);
     }
 
     /// Section 4.6 with nice: a niced subscriber's halving and doubling run on the S it sees,

@@ -63,6 +63,9 @@ pub const ALPHAS: [f64; 2] = [0.7, 0.8];
 /// The equilibrium with Zipf's law runs where the head of its distribution matters, the
 /// niced cache of a few hundred results at eta 32, and the even split it is measured against.
 pub const ZIPF_ETAS: [f64; 2] = [1.0, 32.0];
+/// The eta-32 equilibrium once more with the reminder every 100 ms instead of every second:
+/// how much of the niced cache's excess share is its growth between release rounds.
+pub const FAST_REPEAT_S: f64 = 0.1;
 /// The fixed cache sizes of section 6.2.5's table, MiB.
 pub const CACHE_SIZES: [f64; 4] = [0.0, 100.0, 170.0, 300.0];
 /// The cache the thesis's default configuration has (the "default" row).
@@ -93,6 +96,13 @@ pub fn eq_name(popularity: Popularity, alpha: f64, eta: f64) -> String {
         Popularity::PowerLaw => format!("eq-alpha{alpha}-eta{eta}"),
         Popularity::Zipf => format!("eq-zipf-alpha{alpha}-eta{eta}"),
     }
+}
+/// The power-law run at `alpha` and the largest eta with the [`FAST_REPEAT_S`] reminder.
+pub fn eq_fast_repeat_name(alpha: f64) -> String {
+    format!(
+        "{}-repeat{FAST_REPEAT_S}",
+        eq_name(Popularity::PowerLaw, alpha, ETAS[ETAS.len() - 1])
+    )
 }
 pub fn fixed_name(mb: f64, hog: bool) -> String {
     format!("atis-fixed-{mb}{}", if hog { "-hog" } else { "" })
@@ -140,10 +150,23 @@ pub fn plan(o: &MemPaperOptions) -> Vec<PlannedRun> {
             for &eta in etas {
                 add(
                     eq_name(popularity, alpha, eta),
-                    scenarios::two_caches(eta, alpha, popularity, queries, disk),
+                    scenarios::two_caches(eta, alpha, popularity, queries, disk, None),
                 );
             }
         }
+    }
+    for alpha in ALPHAS {
+        add(
+            eq_fast_repeat_name(alpha),
+            scenarios::two_caches(
+                ETAS[ETAS.len() - 1],
+                alpha,
+                Popularity::PowerLaw,
+                queries,
+                disk,
+                Some(FAST_REPEAT_S),
+            ),
+        );
     }
     let atis = Atis {
         scale,

@@ -153,6 +153,7 @@ pub fn two_caches(
     popularity: Popularity,
     queries: u64,
     disk: &str,
+    repeat_s: Option<f64>,
 ) -> String {
     let law = match popularity {
         Popularity::PowerLaw => "the model's power law",
@@ -167,6 +168,10 @@ pub fn two_caches(
          {law} with alpha = {alpha} (antsched paper).\n"
     );
     machine(&mut s, disk, 1e6, 10.0, RESERVED_MB);
+    if let Some(r) = repeat_s {
+        // Still the [machine] table: `machine` opened it last.
+        let _ = writeln!(s, "notify_repeat_s = {r}\n");
+    }
     for (name, w) in [("niced", eta), ("other", 1.0)] {
         let _ = writeln!(
             s,

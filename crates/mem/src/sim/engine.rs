@@ -140,6 +140,7 @@ impl<'a> Engine<'a> {
                 spec,
                 nice,
                 &scenario.severity,
+                secs(scenario.machine.notify_repeat_s),
                 matches!(scenario.policy, Policy::Antsched),
                 seed,
             ));

@@ -166,6 +166,7 @@ impl Proc {
         spec: &ProcessSpec,
         nice: MemNice,
         cfg: &SeverityConfig,
+        repeat: Nanos,
         adaptive: bool,
         seed: u64,
     ) -> Self {
@@ -237,7 +238,7 @@ impl Proc {
         let mut p = Self {
             name: spec.name.clone(),
             nice,
-            notifier: Notifier::new(cfg.s_max),
+            notifier: Notifier::with_repeat(cfg.s_max, repeat),
             vm: Vec::new(),
             held: 0,
             resident: 0,

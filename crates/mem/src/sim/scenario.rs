@@ -7,6 +7,7 @@
 //! disk = "deskstar-34gxp"  # a built-in disk or a DiskSim .parv file; paging I/O goes here
 //! scheduler = "as-aged-sptf"
 //! max_time_s = 7200        # a run not finished by then is reported as never finishing
+//! notify_repeat_s = 1      # the reminder while S < S_max (section 4.6: every second)
 //!
 //! [severity]               # optional: the tunables of section 4.2.1
 //! s_max = 3600
@@ -129,6 +130,10 @@ pub struct Machine {
     /// Sampling period of the time series (S, free memory, sizes, disk queue).
     #[serde(default = "default_sample")]
     pub sample_s: f64,
+    /// How often a subscriber whose S is below S_max is reminded of it (section 4.6: every
+    /// second).
+    #[serde(default = "default_repeat")]
+    pub notify_repeat_s: f64,
 }
 
 fn default_disk() -> String {
@@ -142,6 +147,9 @@ fn default_max_time() -> f64 {
 }
 fn default_sample() -> f64 {
     1.0
+}
+fn default_repeat() -> f64 {
+    crate::notify::REPEAT as f64 / 1e9
 }
 
 /// How elastic processes (caches, heaps, pools) learn of pressure and react; the thesis's
@@ -695,6 +703,13 @@ impl Scenario {
                 "must be between 1 ms and max_time_s",
             );
         }
+        if !(positive(m.notify_repeat_s) && (0.001..=3600.0).contains(&m.notify_repeat_s)) {
+            return bad(
+                "machine.notify_repeat_s",
+                &m.notify_repeat_s,
+                "must be between 1 ms and 1 h",
+            );
+        }
         if m.max_time_s / m.sample_s > 1e6 {
             return bad(
                 "machine.sample_s",
@@ -1067,6 +1082,12 @@ refs = 1000
         let e = parse_scenario(&mem, "s.toml").unwrap_err().to_string();
         assert!(
             e.contains("machine.memory_mb") && e.contains("line 3"),
+            "{e}"
+        );
+        let repeat = GOOD.replace("memory_mb = 64", "memory_mb = 64\nnotify_repeat_s = 0");
+        let e = parse_scenario(&repeat, "s.toml").unwrap_err().to_string();
+        assert!(
+            e.contains("machine.notify_repeat_s") && e.contains("line 4"),
             "{e}"
         );
         let nice = GOOD.replace("name = \"a\"", "name = \"a\"\nnice = 40");
