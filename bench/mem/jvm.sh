@@ -208,6 +208,7 @@ for n in names:
         "jvm_peak_swap_mb": max((r[2] for r in rss), default=0) / 1024,
         "oom_kills": int(oom.get("oom_kill", "0")),
         "adapt_full_gcs": int(kv.get("adapt_full_gcs", "0")),
+        "adapt_gate_gcs": int(kv.get("adapt_gate_gcs", "0")),
         "adapt_min_s": float(kv["adapt_min_s"]) if "adapt_min_s" in kv else None,
         "first_notification_s": float(adapt_lines[0].split()[1]) if adapt_lines else None,
         "adapt_log": adapt_lines[:20],
@@ -217,13 +218,15 @@ for n in names:
 print()
 print(f"jvm: Multicast.java (20 nodes, a window of 2 x 1 MB, {messages} messages: {messages * 21 / 1024:.1f} GB allocated),")
 print("OpenJDK 17 Shenandoah (static), a 256 MB group paging to an emulated 7,200 rpm disk; heap = -Xmx (MB)")
-print(f"{'run':<24} {'heap':>5} {'outcome':>20} {'runtime s':>9} {'GC s':>6} {'GCs':>6} {'peak RSS':>8} {'peak swap':>9} {'full GCs':>8}")
+print(f"{'run':<24} {'heap':>5} {'outcome':>20} {'runtime s':>9} {'GC s':>6} {'GCs':>6} {'peak RSS':>8} {'peak swap':>9} {'asked/gate GCs':>14}")
+def gates(r):
+    return f"{r['adapt_full_gcs']}/{r['adapt_gate_gcs']}" if r["adaptive"] else "-"
 for r in rows:
     rt = "-" if r["runtime_s"] is None else f"{r['runtime_s']:.1f}"
     gct = "-" if r["gc_time_s"] is None else f"{r['gc_time_s']:.1f}"
     gcn = "-" if r["gc_count"] is None else str(r["gc_count"])
     print(f"{r['run']:<24} {r['heap_mb']:>5} {r['outcome']:>20} {rt:>9} {gct:>6} {gcn:>6} "
-          f"{r['jvm_peak_rss_mb']:>7.0f}M {r['jvm_peak_swap_mb']:>8.0f}M {r['adapt_full_gcs'] if r['adaptive'] else '-':>8}")
+          f"{r['jvm_peak_rss_mb']:>7.0f}M {r['jvm_peak_swap_mb']:>8.0f}M {gates(r):>14}")
 by = {r["run"]: r for r in rows}
 alone = [r for r in rows if r["run"].startswith("heap-") and r["runtime_s"]]
 if alone:
