@@ -21,7 +21,10 @@
 # the pages the kernel reclaims when the caches grow, which give memd its candidate age.
 #
 # Scaled to settle in minutes (the thesis's S_max is an hour): memd runs with --s-max 60s and
-# a 100 ms tick; a miss costs C_r = 0.2 ms (a sleep); the cost rule's C_disk is 0.07 ms
+# a 100 ms tick, and reminds a cache below S_max every 100 ms (--repeat; the thesis's 1 s scaled
+# by 60 s / 3600 s is 17 ms, finer than the tick, which then bounds it; REPEAT=1s runs the
+# unscaled repeat, under which a cache's release rounds come 60 times as seldom against the
+# scaled S_max as the thesis's did); a miss costs C_r = 0.2 ms (a sleep); the cost rule's C_disk is 0.07 ms
 # (--paging-disk-ms), chosen once, the same for every eta, so that two caches of nice 0 want
 # more than the group holds: they are squeezed by the group as the model assumes (memory full,
 # M1 + M2 = M_system), not by S_max (at the even split S averaged 28 s over the second half,
@@ -30,7 +33,7 @@
 # build. The group's memory.swappiness is 0 (nice-group.sh): no cache is swapped even while
 # another experiment has a swap area on.
 #
-#   sudo [POPULARITY=zipf] bench/mem/nice.sh [DURATION]
+#   sudo [POPULARITY=zipf] [REPEAT=1s] bench/mem/nice.sh [DURATION]
 #
 # Outputs in $ANTSCHED_BENCH_DIR/nice/ (default /tmp/antsched-bench/nice/): nice.json (every
 # run's measurements and the model's figures), each program's JSON and timeline CSV. Cleans up
@@ -48,6 +51,7 @@ case "$POPULARITY" in power-law|zipf) ;; *)
 MISS_MS=0.2
 PAGING_DISK_MS=0.07
 S_MAX=60
+REPEAT=${REPEAT:-100ms}
 STREAM_MB_S=2
 NICES=(0 3 7)   # eta = 1, 5, 32 as the nearest memory nice
 FAILED=0
@@ -65,7 +69,7 @@ T=$(mktemp -d /tmp/antsched-nice.XXXXXX)
 add_cleanup "rm -rf --one-file-system '$T'"
 echo "nice: making a 512 MB file to stream through the group's page cache" >&2
 dd if=/dev/urandom of="$T/stream.dat" bs=1M count=512 status=none
-start_memd "$T/memd.sock" --interval 100ms --s-max "${S_MAX}s"
+start_memd "$T/memd.sock" --interval 100ms --s-max "${S_MAX}s" --repeat "$REPEAT"
 
 for n in "${NICES[@]}"; do
   echo "nice: memory nice $n (runs ${DURATION} s)" >&2
@@ -87,12 +91,12 @@ cp "$WORK/memd.err" "$OUT/memd.log"
 [ -f "$OUT/nice0-a.json" ] && [ -f "$OUT/nice0-b.json" ] ||
   { echo "nice: the even split (nice 0) has no measurements; nothing to compare with" >&2; exit 1; }
 
-python3 - "$OUT" "$ALPHA" "$KEYS" "$MISS_MS" "$PAGING_DISK_MS" "$S_MAX" "$STREAM_MB_S" "$DURATION" "$POPULARITY" "${NICES[@]}" <<'PY'
+python3 - "$OUT" "$ALPHA" "$KEYS" "$MISS_MS" "$PAGING_DISK_MS" "$S_MAX" "$STREAM_MB_S" "$DURATION" "$POPULARITY" "$REPEAT" "${NICES[@]}" <<'PY'
 import json, sys
 out, alpha, keys = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 miss_ms, disk_ms, s_max, stream, duration = map(float, sys.argv[4:9])
-popularity = sys.argv[9]
-nices = [int(n) for n in sys.argv[10:]]
+popularity, repeat = sys.argv[9], sys.argv[10]
+nices = [int(n) for n in sys.argv[11:]]
 ETA = {0: 1, 3: 5, 7: 32}
 def load(n, s):
     return json.load(open(f"{out}/nice{n}-{s}.json"))
@@ -149,7 +153,7 @@ for n in nices:
     rows.append(r)
 print()
 print(f"nice: two zipf-cache programs ({popularity}, alpha {alpha}, {keys} keys of 4 KiB, miss {miss_ms} ms sleep) in one 256 MB group, "
-      f"memd --s-max {s_max:g}s, C_disk {disk_ms} ms, stream {stream:g} MB/s; second half of {duration:g} s")
+      f"memd --s-max {s_max:g}s --repeat {repeat}, C_disk {disk_ms} ms, stream {stream:g} MB/s; second half of {duration:g} s")
 print(f"{'eta':>4} {'N':>3} {'weight':>7} {'niced MB':>9} {'other MB':>9} {'niced share (4.5)':>18} {'other share (4.5)':>18} "
       f"{'niced rel. hit (4.6)':>21} {'other rel. hit (4.7)':>21} {'top-M niced/other':>18}  within 15%")
 for r in rows:
@@ -166,7 +170,7 @@ print(f"(even split: {m_even:.1f} MB and a hit rate of {h_even * 100:.1f}% a cac
 doc = {
     "experiment": "nice",
     "alpha": alpha, "popularity": popularity, "keys": keys, "value_bytes": 4096, "miss_ms": miss_ms, "miss_work": "sleep",
-    "paging_disk_ms": disk_ms, "s_max_s": s_max, "stream_mb_s": stream, "duration_s": duration,
+    "paging_disk_ms": disk_ms, "s_max_s": s_max, "repeat": repeat, "stream_mb_s": stream, "duration_s": duration,
     "limit_mb": 256, "even_split": {"cache_mb": m_even, "hit_rate": h_even},
     "rows": rows,
     "failed": failed,

@@ -18,6 +18,10 @@ pub struct Args {
     /// How often the machine is observed (a duration with a unit: 1s, 250ms).
     #[arg(long, value_name = "DURATION", default_value = "1s")]
     interval: String,
+    /// How often a subscriber whose S is below S_max is reminded of it (the thesis's second;
+    /// scale it with --s-max).
+    #[arg(long, value_name = "DURATION", default_value = "1s")]
+    repeat: String,
     /// The device whose /proc/diskstats line gives the paging cost (default: the root file
     /// system's).
     #[arg(long, value_name = "NAME")]
@@ -65,6 +69,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("--interval {:?}: {e}", a.interval))?;
     if ns == 0 {
         anyhow::bail!("--interval 0: the interval must be above zero");
+    }
+    let repeat = antsched_core::spec::parse_duration(&a.repeat)
+        .map_err(|e| anyhow::anyhow!("--repeat {:?}: {e}", a.repeat))?;
+    if repeat == 0 {
+        anyhow::bail!("--repeat 0: the repeat must be above zero");
     }
     let severity = parse_s_max(&a.s_max)?;
     if severity.s_max != antsched_mem::SeverityConfig::default().s_max {
@@ -123,6 +132,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let set = crate::signals::block();
     let config = Config {
         interval: Duration::from_nanos(ns),
+        repeat: Duration::from_nanos(repeat),
         pressure_socket: a.pressure_socket.clone(),
         state_file: state,
         severity,

@@ -127,6 +127,11 @@ impl Notifier {
         }
     }
 
+    /// The period of the repeat while S < S_max.
+    pub fn repeat(&self) -> Nanos {
+        self.repeat
+    }
+
     fn repeat_due(&self, now: Nanos) -> bool {
         match self.told_at {
             None => true,

@@ -42,6 +42,11 @@ pub struct Config {
     pub socket: PathBuf,
     /// How often the domain is observed. 1 s, the thesis's tick.
     pub interval: Duration,
+    /// How often a subscriber whose S is below S_max is reminded of it. 1 s, the thesis's
+    /// (section 4.6); a run that scales S_max down scales this with it, or a cache's release
+    /// rounds come as seldom against the scaled time as they would with an hour's S_max once
+    /// a minute.
+    pub repeat: Duration,
     pub severity: SeverityConfig,
     /// Clients served at once; a connection beyond is refused with a reason. 1024.
     pub max_clients: usize,
@@ -74,6 +79,7 @@ impl Config {
         Self {
             socket: socket.into(),
             interval: Duration::from_secs(1),
+            repeat: Duration::from_secs(1),
             severity: SeverityConfig::default(),
             max_clients: 1024,
             handshake_timeout: Duration::from_secs(5),
@@ -236,13 +242,16 @@ pub struct Daemon {
 /// How long the listener rests after an accept error.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
-/// Repeats due within this long after the loop wakes go out then, up to this much early, so
-/// that the loop wakes once for them instead of once per client. Clients subscribe at any
-/// moment, so under pressure each has a 1 s repeat of its own phase: 100 of them woke the
-/// daemon 100 times a second, each time polling every descriptor, which was most of its CPU
-/// (the `tick_cpu` benchmark). Sent together once, they keep one phase from then on. 50 ms
-/// is well within what the 1 s repeat promises (the cgroup test allows 1 s ± 150 ms).
-pub(crate) const REPEAT_SLACK_NS: u64 = 50_000_000;
+/// Repeats due within a twentieth of the repeat after the loop wakes go out then, up to that
+/// much early, so that the loop wakes once for them instead of once per client. Clients
+/// subscribe at any moment, so under pressure each has a 1 s repeat of its own phase: 100 of
+/// them woke the daemon 100 times a second, each time polling every descriptor, which was most
+/// of its CPU (the `tick_cpu` benchmark). Sent together once, they keep one phase from then
+/// on. 50 ms of the 1 s repeat is well within what it promises (the cgroup test allows 1 s ±
+/// 150 ms).
+pub(crate) fn repeat_slack(n: &Notifier) -> antsched_core::Nanos {
+    n.repeat() / 20
+}
 
 impl Daemon {
     /// Takes a first observation, publishes it, and binds the socket: once this returns, a
@@ -254,6 +263,9 @@ impl Daemon {
             .map_err(|e| Error::Config(e.to_string()))?;
         if config.interval.is_zero() {
             return Err(Error::Config("the interval must be above zero".into()));
+        }
+        if config.repeat.is_zero() {
+            return Err(Error::Config("the repeat must be above zero".into()));
         }
         let page = PageWriter::new().map_err(sys("cannot make the severity page"))?;
         let now = monotonic_ns();
@@ -699,9 +711,10 @@ impl Daemon {
                     peer.page.publish(&seen);
                     peer.published = seen.time;
                 }
-                // Repeats due soon go out with this round (see REPEAT_SLACK_NS).
+                // Repeats due soon go out with this round (see `repeat_slack`).
+                let slack = repeat_slack(notifier);
                 if notifier
-                    .observe_early(seen.severity_s, now, REPEAT_SLACK_NS)
+                    .observe_early(seen.severity_s, now, slack)
                     .is_some()
                 {
                     // Non-blocking: a counter at its maximum (a client that never reads) is
@@ -838,9 +851,9 @@ impl Daemon {
                 page.publish(&seen);
                 send_fds(&self.clients[i].stream, page.fd(), &eventfd)
                     .map_err(|e| format!("cannot send it the page: {e}"))?;
-                let c = &mut self.clients[i];
                 // The rule runs on the S this subscriber sees, against S_max as it sees it.
-                let mut notifier = Notifier::new(self.config.severity.s_max);
+                let mut notifier = self.fresh_notifier();
+                let c = &mut self.clients[i];
                 notifier.rescale(1.0 / nice.weight());
                 c.state = State::Ready {
                     eventfd,

@@ -128,7 +128,7 @@ impl Server {
         revents: &[PollFlags],
         machine: u64,
         domain_of: impl Fn(&str) -> Option<u64>,
-        s_max: f64,
+        fresh: &Notifier,
     ) -> Vec<String> {
         let mut log = Vec::new();
         let mut keep = Vec::with_capacity(self.conns.len());
@@ -158,7 +158,7 @@ impl Server {
                         self.conns.push(Conn {
                             stream,
                             domain,
-                            notifier: Notifier::new(s_max),
+                            notifier: fresh.clone(),
                             received: 0,
                         });
                     }
@@ -193,9 +193,9 @@ impl Server {
             let Some(s) = severity_of(c.domain) else {
                 continue;
             };
-            if let Some(n) = c
-                .notifier
-                .observe_early(s, now, crate::daemon::REPEAT_SLACK_NS)
+            if let Some(n) =
+                c.notifier
+                    .observe_early(s, now, crate::daemon::repeat_slack(&c.notifier))
             {
                 if is_event(n.reason, s, s_max) {
                     // Non-blocking: a program that does not read has one event pending

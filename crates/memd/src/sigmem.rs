@@ -133,7 +133,7 @@ impl Registry {
         pid: i32,
         signo: i32,
         domain: u64,
-        s_max: f64,
+        fresh: &Notifier,
     ) -> Result<(), String> {
         let cred = rustix::net::sockopt::socket_peercred(peer)
             .map_err(|e| format!("sigmem: cannot tell who asks (SO_PEERCRED): {e}"))?;
@@ -174,7 +174,7 @@ impl Registry {
             pidfd,
             signo,
             domain,
-            notifier: Notifier::new(s_max),
+            notifier: fresh.clone(),
             process: crate::enforce::Process::of(pid as u32),
             group: crate::enforce::memory_group_of(pid as u32),
             nice: antsched_mem::MemNice::default(),
@@ -242,7 +242,7 @@ impl Registry {
             // happen when the signal is sent.
             let mut probe = e.notifier.clone();
             if probe
-                .observe_early(s, now, crate::daemon::REPEAT_SLACK_NS)
+                .observe_early(s, now, crate::daemon::repeat_slack(&e.notifier))
                 .is_none()
             {
                 continue;

@@ -248,6 +248,36 @@ fn repeats_due_close_together_go_out_together() {
     d.stop().unwrap();
 }
 
+/// `--repeat`: a daemon that scales S_max down reminds at the period it is given, not every
+/// second: five repeats, each about 100 ms after the last (never earlier than the slack of a
+/// twentieth allows; late only by what the machine's scheduling adds).
+#[test]
+fn the_repeat_runs_at_the_period_configured() {
+    let dir = temp_dir("repeat");
+    let _cleanup = Cleanup(dir.clone());
+    const GIB: u64 = 1 << 30;
+    // No tick during the test: only the repeats wake the loop.
+    let config = Config {
+        interval: Duration::from_secs(60),
+        repeat: Duration::from_millis(100),
+        ..config(&dir)
+    };
+    let d = Running::start(config, Box::new(Fake::new(0, GIB, 400.0)));
+    let a = connect(&d.socket).unwrap();
+    assert_eq!(a.wait(Some(PATIENCE)).unwrap(), 1, "told at once");
+    let mut last = std::time::Instant::now();
+    for round in 1..=5 {
+        assert_eq!(a.wait(Some(PATIENCE)).unwrap(), 1, "repeat {round}");
+        let gap = last.elapsed();
+        last = std::time::Instant::now();
+        assert!(
+            gap >= Duration::from_millis(90) && gap <= Duration::from_millis(500),
+            "repeat {round} came {gap:?} after the one before"
+        );
+    }
+    d.stop().unwrap();
+}
+
 /// Clients that send garbage, say nothing, talk after the hello or vanish are dropped one by
 /// one with a reason; a well-behaved client is served all along.
 #[test]

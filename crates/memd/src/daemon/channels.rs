@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use antsched_core::Nanos;
+use antsched_mem::notify::Notifier;
 use rustix::event::PollFlags;
 
 use super::{Daemon, MACHINE};
@@ -24,9 +25,9 @@ impl Daemon {
             return Err(format!("sigmem: no domain {name:?}"));
         };
         let (id, dname) = (d.id, d.name.clone());
-        let s_max = self.config.severity.s_max;
+        let fresh = self.fresh_notifier();
         self.sigmem
-            .register(&self.clients[i].stream, pid, signo, id, s_max)?;
+            .register(&self.clients[i].stream, pid, signo, id, &fresh)?;
         // The loop logs it with the client's id.
         Ok(if signo == 0 {
             format!("sigmem {pid} off")
@@ -37,20 +38,30 @@ impl Daemon {
 
     /// The events of the pressure socket's descriptors, in the order it added them.
     pub(super) fn serve_pressure(&mut self, revents: &[PollFlags]) {
+        let machine = self.domains[0].id;
+        let fresh = self.fresh_notifier();
         let Some(p) = &mut self.pressure else {
             return;
         };
-        let machine = self.domains[0].id;
         let domains = &self.domains;
         let log = p.handle(
             revents,
             machine,
             |name| domains.iter().find(|d| d.name == name).map(|d| d.id),
-            self.config.severity.s_max,
+            &fresh,
         );
         for line in log {
             self.log(format_args!("{line}"));
         }
+    }
+
+    /// The notification state of a new subscriber, of any channel: the configured S_max and
+    /// repeat.
+    pub(super) fn fresh_notifier(&self) -> Notifier {
+        Notifier::with_repeat(
+            self.config.severity.s_max,
+            self.config.repeat.as_nanos().min(u64::MAX as u128) as Nanos,
+        )
     }
 
     /// SIGMEM and the pressure socket, after the subscribers' eventfds.
