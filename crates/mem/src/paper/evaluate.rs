@@ -200,16 +200,15 @@ fn equilibrium(runs: &[MemRun]) -> Experiment {
                     continue;
                 }
                 // The niced cache's own share shows a miss that the other's, near 1, hides.
+                let model_share = 1.0 / (1.0 + k);
                 e.row(
                     &at("niced cache's share of memory (Eq. 4.5)"),
-                    Some(1.0 / (1.0 + k)),
+                    Some(model_share),
                     m1 / (m1 + m2),
                 );
-                let model_share = 1.0 / (1.0 + k);
-                let fast = (popularity == Popularity::PowerLaw)
+                let fast = (popularity == Popularity::PowerLaw && eta == ETAS[ETAS.len() - 1])
                     .then(|| find(runs, &eq_fast_repeat_name(alpha)))
                     .flatten()
-                    .filter(|_| eta == ETAS[ETAS.len() - 1])
                     .map(|f| {
                         let (t0, t1) = settled(f);
                         let (f1, f2) = (mean_cache(f, 0, t0, t1), mean_cache(f, 1, t0, t1));
