@@ -32,7 +32,7 @@
 //! - [`sim`]: the memory simulator: a machine, processes with page-reference streams, elastic
 //!   caches, a garbage-collected heap, a malloc pool, a hog, and paging I/O through antsched's
 //!   disk scheduler and disk model; the anchors' policies as baselines.
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 pub mod cache;
 pub mod cost;
@@ -43,6 +43,7 @@ pub mod mglru;
 pub mod nice;
 pub mod notify;
 pub mod paper;
+mod prefetch;
 pub mod record;
 pub mod replacement;
 pub mod severity;

@@ -35,8 +35,11 @@
 //!
 //! Bin k is scanned every `s_min * 2^k` (section 5.1.1), on the grid of multiples of that
 //! period from time 0, so that when bin k is due every lower bin is due too. The scans due at
-//! one instant run as one *round*, highest bin first; each page is looked at once per round (a
-//! round stamp per page; not a timestamp, a de-duplication mark).
+//! one instant run as one *round*, highest bin first; each page is looked at once per round.
+//! A page that a round moves goes to the back of a list, so the pages that entered a list in
+//! this round are its tail: a list counts them, and its scan stops before them (a page
+//! referenced on bin 3 and moved to bin 0 is not aged again when bin 0 is scanned after). No
+//! mark is kept per page, so a scan reads each page it ages once and no other.
 //!
 //! # Approximations (where the thesis leaves the detail open)
 //!
@@ -164,8 +167,6 @@ struct Page {
     /// Its first mapping; `NIL` for an unmapped page.
     maps: u32,
     owner: ProcId,
-    /// The scan round that last looked at it.
-    stamp: u32,
     /// For an unmapped page: its nice shift + SHIFT_LIMIT.
     uset: u8,
     dirty: bool,
@@ -179,7 +180,6 @@ const FREE_PAGE: Page = Page {
     list: NIL,
     maps: NIL,
     owner: NO_PROC,
-    stamp: 0,
     uset: 0,
     dirty: false,
     kref: false,
@@ -207,6 +207,9 @@ struct List {
     /// The chain it is attached to (bin + set shift + SHIFT_LIMIT).
     chain: u32,
     bin: u8,
+    /// How many pages entered it (at its back) in round `entered_round`.
+    entered: u32,
+    entered_round: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -247,7 +250,9 @@ pub struct Replacement {
     /// Pages on bin index k, over all sets: empty bins are not scanned.
     bin_pages: Vec<u64>,
     procs: Vec<Proc>,
-    round: u32,
+    /// Scan rounds so far; pages moved outside a scan count under the last round, which has
+    /// ended.
+    round: u64,
     /// The last round that scanned the last bin changed nothing and nothing happened since:
     /// with the lower bins empty, no scan can change anything until the next call.
     quiet: bool,
@@ -321,6 +326,8 @@ impl Replacement {
                 ring_next: NIL,
                 chain,
                 bin: b as u8,
+                entered: 0,
+                entered_round: 0,
             });
         }
     }
@@ -479,6 +486,10 @@ impl Replacement {
         let list = &mut self.lists[ix(l)];
         list.tail = p;
         list.len += 1;
+        if list.entered_round != self.round {
+            (list.entered, list.entered_round) = (0, self.round);
+        }
+        list.entered += 1;
         let (chain, bin, first) = (list.chain, list.bin, list.len == 1);
         if first {
             self.ring_attach(l);
@@ -680,7 +691,6 @@ impl Replacement {
         self.pages[ix(p)] = Page {
             maps: m,
             owner: NO_PROC,
-            stamp: self.round,
             dirty,
             ..FREE_PAGE
         };
@@ -905,13 +915,7 @@ impl Replacement {
                 self.fast_forward(now);
                 return;
             }
-            self.round = self.round.wrapping_add(1);
-            if self.round == 0 {
-                for pg in &mut self.pages {
-                    pg.stamp = 0;
-                }
-                self.round = 1;
-            }
+            self.round += 1;
             let mut due = 0u64;
             for (k, &d) in self.next_due.iter().enumerate() {
                 if d == t {
@@ -946,16 +950,22 @@ impl Replacement {
         let mut changed = false;
         for set in 0..self.set_shift.len() as u32 {
             let l = self.list_id(set, k);
-            let n = self.lists[ix(l)].len;
-            let mut cur = self.lists[ix(l)].head;
-            // Pages re-entering this list go to its back, after the `n` we started with.
+            let list = &self.lists[ix(l)];
+            // The pages that entered this list earlier in the round (from a higher bin) are
+            // its tail, and the ones this scan moves back into it go behind them: the first
+            // `n` are exactly the pages the round has not looked at.
+            let n = if list.entered_round == self.round {
+                list.len - list.entered
+            } else {
+                list.len
+            };
+            let mut cur = list.head;
             for _ in 0..n {
                 let p = cur;
                 cur = self.pages[ix(p)].next;
-                if self.pages[ix(p)].stamp == self.round {
-                    continue;
-                }
-                self.pages[ix(p)].stamp = self.round;
+                // The list is walked by its links: ask for the next slot while this page is
+                // aged, instead of waiting for it after.
+                crate::prefetch::prefetch(&self.pages, ix(cur));
                 changed |= self.age_page(p, k, due);
             }
         }
