@@ -103,6 +103,10 @@ pub struct CacheState {
     /// The paging cost (Eq. 4.2) at the severity last told, per second of holding a page;
     /// None until the first notification.
     paging_per_s: Option<f64>,
+    /// The next query, drawn at the end of the step before (after that step's draws, so the
+    /// stream is the same) so that its record can be fetched from memory during the think
+    /// time: on a catalogue of millions the record is a miss, most of a query's time.
+    next_q: Option<u32>,
 }
 
 impl CacheState {
@@ -199,6 +203,7 @@ impl Proc {
                     last_halve: None,
                     by_frequency,
                     paging_per_s: None,
+                    next_q: None,
                 }))
             }
             ProcessKind::Hog(h) => Kind::Hog(HogState {
@@ -370,14 +375,21 @@ impl Proc {
                     return None;
                 }
                 c.queries += 1;
-                let q = c.popularity.sample(&mut c.rng) as u32;
+                let q = match c.next_q.take() {
+                    Some(q) => q,
+                    None => c.popularity.sample(&mut c.rng) as u32,
+                };
                 let asked = &mut c.results.queries[q as usize];
                 asked.asks = asked.asks.saturating_add(1);
+                // The record says whether the result is cached: a miss (most queries on a
+                // large catalogue) costs no probe of the cache's index.
+                let cached = asked.pages > 0;
                 let think = ms(c.spec.think_ms);
                 let hit = match c.cache.as_mut() {
-                    Some(cache) => cache.get(&q, now),
-                    None => false,
+                    Some(cache) if cached => cache.get(&q, now),
+                    _ => false,
                 };
+                debug_assert_eq!(hit, cached, "query {q}: the record and the cache disagree");
                 if hit {
                     c.hits += 1;
                     let Query {
@@ -430,6 +442,11 @@ impl Proc {
                             }));
                         }
                     }
+                }
+                if c.queries < c.spec.queries {
+                    let nq = c.popularity.sample(&mut c.rng) as u32;
+                    c.next_q = Some(nq);
+                    crate::prefetch::prefetch(&c.results.queries, nq as usize);
                 }
             }
             Kind::Hog(h) => {
