@@ -114,9 +114,20 @@ struct Entry<K> {
     queue: u32,
     /// Its insertion sequence: the order key after `last_access`.
     seq: u64,
-    /// Its neighbours in its queue (NIL at the ends). Kept in the entry, not in arrays beside
-    /// the slots, so that a hit's move to the back of its queue touches each entry involved
-    /// once: a lookup is a handful of cache misses on a large cache, and each one counted.
+}
+
+/// An entry's place, aligned to the processor's cache line: with small keys an entry is 64
+/// bytes, one line, where unaligned it straddled two.
+#[derive(Clone, Debug)]
+#[repr(align(64))]
+struct Slot<K>(Option<Entry<K>>);
+
+/// A slot's neighbours in its queue (NIL at the ends). Kept apart from the entries, eight
+/// bytes a slot, so that the links of a large cache stay in the processor's cache: a hit's
+/// move to the back of its queue rewrites its neighbours' links, which as fields of their
+/// entries were two cache misses a hit.
+#[derive(Clone, Copy, Debug)]
+struct Link {
     prev: u32,
     next: u32,
 }
@@ -148,7 +159,9 @@ pub struct Round<K> {
 pub struct AdaptiveCache<K> {
     config: CacheConfig,
     index: FxHashMap<K, u32>,
-    slots: Vec<Option<Entry<K>>>,
+    slots: Vec<Slot<K>>,
+    /// Each slot's [`Link`].
+    links: Vec<Link>,
     free_slots: Vec<u32>,
     /// The release queues, each a list of slots least recently used first (by last access,
     /// then insertion sequence). Time only moves forward for a real caller, so a touched or
@@ -228,6 +241,7 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
             config,
             index: FxHashMap::default(),
             slots: Vec::new(),
+            links: Vec::new(),
             free_slots: Vec::new(),
             queues: vec![Queue::EMPTY; queues],
             occupied: [0; COST_BINS.div_ceil(64)],
@@ -320,24 +334,26 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
         let key = self.key_of(slot);
         let mut after = self.queues[q].tail;
         while after != NIL && self.key_of(after) > key {
-            after = self.entry(after).prev;
+            after = self.links[after as usize].prev;
         }
         let before = if after == NIL {
             self.queues[q].head
         } else {
-            self.entry(after).next
+            self.links[after as usize].next
         };
-        let e = self.entry_mut(slot);
-        (e.prev, e.next) = (after, before);
+        self.links[slot as usize] = Link {
+            prev: after,
+            next: before,
+        };
         if after == NIL {
             self.queues[q].head = slot;
         } else {
-            self.entry_mut(after).next = slot;
+            self.links[after as usize].next = slot;
         }
         if before == NIL {
             self.queues[q].tail = slot;
         } else {
-            self.entry_mut(before).prev = slot;
+            self.links[before as usize].prev = slot;
         }
         if self.queues[q].head == slot && self.queues[q].tail == slot {
             self.occupied[q / 64] |= 1 << (q % 64);
@@ -346,17 +362,16 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
     }
 
     fn unlink(&mut self, q: usize, slot: u32) {
-        let e = self.entry(slot);
-        let (p, n) = (e.prev, e.next);
+        let Link { prev: p, next: n } = self.links[slot as usize];
         if p == NIL {
             self.queues[q].head = n;
         } else {
-            self.entry_mut(p).next = n;
+            self.links[p as usize].next = n;
         }
         if n == NIL {
             self.queues[q].tail = p;
         } else {
-            self.entry_mut(n).prev = p;
+            self.links[n as usize].prev = p;
         }
         if self.queues[q].head == NIL {
             self.occupied[q / 64] &= !(1 << (q % 64));
@@ -380,7 +395,7 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
         std::iter::successors(
             (self.queues[q].head != NIL).then_some(self.queues[q].head),
             move |&s| {
-                let n = self.entry(s).next;
+                let n = self.links[s as usize].next;
                 (n != NIL).then_some(n)
             },
         )
@@ -422,19 +437,21 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
             self.remove_slot(slot);
         }
         let slot = self.free_slots.pop().unwrap_or_else(|| {
-            self.slots.push(None);
+            self.slots.push(Slot(None));
+            self.links.push(Link {
+                prev: NIL,
+                next: NIL,
+            });
             (self.slots.len() - 1) as u32
         });
         let q = self.queue_for(&cost);
-        self.slots[slot as usize] = Some(Entry {
+        self.slots[slot as usize].0 = Some(Entry {
             key: key.clone(),
             bytes,
             cost,
             last_access: now,
             queue: q as u32,
             seq: self.next_seq,
-            prev: NIL,
-            next: NIL,
         });
         self.link(q, slot);
         self.next_seq += 1;
@@ -456,7 +473,7 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
     fn remove_slot(&mut self, slot: u32) -> K {
         let q = self.entry(slot).queue as usize;
         self.unlink(q, slot);
-        let e = self.slots[slot as usize].take().expect("indexed slot");
+        let e = self.slots[slot as usize].0.take().expect("indexed slot");
         self.index.remove(&e.key);
         self.free_slots.push(slot);
         self.bytes -= e.bytes;
@@ -487,11 +504,11 @@ impl<K: Hash + Eq + Clone> AdaptiveCache<K> {
     }
 
     fn entry(&self, slot: u32) -> &Entry<K> {
-        self.slots[slot as usize].as_ref().expect("indexed slot")
+        self.slots[slot as usize].0.as_ref().expect("indexed slot")
     }
 
     fn entry_mut(&mut self, slot: u32) -> &mut Entry<K> {
-        self.slots[slot as usize].as_mut().expect("indexed slot")
+        self.slots[slot as usize].0.as_mut().expect("indexed slot")
     }
 
     /// The entry of least amortized cost and its cost: the cheapest of the cost bins' least
