@@ -62,7 +62,8 @@
 //!
 //! [`Replacement::reference`] is O(1) for a page with one mapping (and for the mapping that
 //! last referenced a shared page: mappings are kept most-recently-referenced first), allocates
-//! nothing, and touches one page slot and one mapping. A scan costs O(pages on the scanned
+//! nothing, and touches one page slot (a page's first mapping is stored in its slot; a shared
+//! page's others in a table of their own). A scan costs O(pages on the scanned
 //! bins + their mappings) plus O(bin sets) to find the lists. Re-nicing is 2 B list
 //! re-attachments. [`Replacement::process_exited`] walks every page slot (it is rare).
 
@@ -167,6 +168,11 @@ struct Page {
     /// Its first mapping; `NIL` for an unmapped page.
     maps: u32,
     owner: ProcId,
+    /// Storage for one of its mappings (id `HOME | page`), free while `proc` is `NO_PROC`.
+    /// A page's first mapping is kept here, beside the page, so that a scan or a reference
+    /// of a page with one mapping (nearly every page) reads one slot, not a slot and then a
+    /// mapping elsewhere; further mappings of a shared page go to `Replacement::maps`.
+    home: Mapping,
     /// For an unmapped page: its nice shift + SHIFT_LIMIT.
     uset: u8,
     dirty: bool,
@@ -180,9 +186,20 @@ const FREE_PAGE: Page = Page {
     list: NIL,
     maps: NIL,
     owner: NO_PROC,
+    home: FREE_MAP,
     uset: 0,
     dirty: false,
     kref: false,
+};
+
+/// A mapping id with this bit set is the `home` of page `id & !HOME`.
+const HOME: u32 = 1 << 31;
+
+const FREE_MAP: Mapping = Mapping {
+    proc: NO_PROC,
+    next: NIL,
+    bin: 0,
+    referenced: false,
 };
 
 /// One virtual mapping of a page: ages are kept per mapping (section 5.1.4).
@@ -543,7 +560,7 @@ impl Replacement {
         let mut best = (i32::MAX, NO_PROC, 0u32);
         let mut m = pg.maps;
         while m != NIL {
-            let mp = &self.maps[ix(m)];
+            let mp = self.map(m);
             let key = (mp.bin as i32 + self.procs[ix(mp.proc)].shift, mp.proc);
             if key < (best.0, best.1) {
                 best = (key.0, key.1, mp.bin as u32);
@@ -576,25 +593,55 @@ impl Replacement {
 
     // ---- mappings ------------------------------------------------------------------------
 
-    fn new_map(&mut self, proc: ProcId, next: u32) -> u32 {
+    #[inline]
+    fn map(&self, m: u32) -> &Mapping {
+        if m & HOME != 0 {
+            &self.pages[ix(m & !HOME)].home
+        } else {
+            &self.maps[ix(m)]
+        }
+    }
+
+    #[inline]
+    fn map_mut(&mut self, m: u32) -> &mut Mapping {
+        if m & HOME != 0 {
+            &mut self.pages[ix(m & !HOME)].home
+        } else {
+            &mut self.maps[ix(m)]
+        }
+    }
+
+    /// A new mapping of page `p` by `proc`, young and referenced, linked before `next`: in
+    /// the page's home if that is free.
+    fn new_map(&mut self, p: u32, proc: ProcId, next: u32) -> u32 {
         let m = Mapping {
             proc,
             next,
             bin: 0,
             referenced: true,
         };
+        let home = &mut self.pages[ix(p)].home;
+        if home.proc == NO_PROC {
+            *home = m;
+            return HOME | p;
+        }
         if self.free_map != NIL {
             let id = self.free_map;
             self.free_map = self.maps[ix(id)].next;
             self.maps[ix(id)] = m;
             id
         } else {
+            assert!(self.maps.len() < HOME as usize, "mapping ids exhausted");
             self.maps.push(m);
             (self.maps.len() - 1) as u32
         }
     }
 
     fn free_mapping(&mut self, m: u32) {
+        if m & HOME != 0 {
+            *self.map_mut(m) = FREE_MAP;
+            return;
+        }
         self.maps[ix(m)].next = self.free_map;
         self.maps[ix(m)].proc = NO_PROC;
         self.free_map = m;
@@ -605,12 +652,12 @@ impl Replacement {
         let mut prev = NIL;
         let mut m = self.pages[ix(p)].maps;
         while m != NIL {
-            let mp = self.maps[ix(m)];
+            let mp = *self.map(m);
             if mp.proc == proc {
                 if prev == NIL {
                     self.pages[ix(p)].maps = mp.next;
                 } else {
-                    self.maps[ix(prev)].next = mp.next;
+                    self.map_mut(prev).next = mp.next;
                 }
                 self.free_mapping(m);
                 return Some(mp);
@@ -624,10 +671,10 @@ impl Replacement {
     fn find_mapping(&self, p: u32, proc: ProcId) -> Option<u32> {
         let mut m = self.pages[ix(p)].maps;
         while m != NIL {
-            if self.maps[ix(m)].proc == proc {
+            if self.map(m).proc == proc {
                 return Some(m);
             }
-            m = self.maps[ix(m)].next;
+            m = self.map(m).next;
         }
         None
     }
@@ -653,8 +700,8 @@ impl Replacement {
         let mut m = self.pages[ix(p)].maps;
         let mut lowest = NO_PROC;
         while m != NIL {
-            lowest = lowest.min(self.maps[ix(m)].proc);
-            m = self.maps[ix(m)].next;
+            lowest = lowest.min(self.map(m).proc);
+            m = self.map(m).next;
         }
         self.set_owner(p, lowest);
     }
@@ -683,17 +730,16 @@ impl Replacement {
             self.free_page = self.pages[ix(p)].next;
             p
         } else {
-            assert!(self.pages.len() < NIL as usize, "page ids exhausted");
+            assert!(self.pages.len() < HOME as usize, "page ids exhausted");
             self.pages.push(FREE_PAGE);
             (self.pages.len() - 1) as u32
         };
-        let m = self.new_map(owner, NIL);
         self.pages[ix(p)] = Page {
-            maps: m,
             owner: NO_PROC,
             dirty,
             ..FREE_PAGE
         };
+        self.pages[ix(p)].maps = self.new_map(p, owner, NIL);
         self.set_owner(p, owner);
         let l = self.list_id(Self::proc_set(owner, !dirty), 0);
         self.push_back(l, p);
@@ -713,12 +759,12 @@ impl Replacement {
         if let Some(m) = self.find_mapping(page, proc) {
             // Already mapped: a reference, and a chance to re-place a page whose mappers were
             // re-niced since its last scan.
-            self.maps[ix(m)].referenced = true;
+            self.map_mut(m).referenced = true;
             self.place(page, 0, false);
             return;
         }
         let was_unmapped = self.pages[ix(page)].maps == NIL;
-        let m = self.new_map(proc, self.pages[ix(page)].maps);
+        let m = self.new_map(page, proc, self.pages[ix(page)].maps);
         self.pages[ix(page)].maps = m;
         if was_unmapped {
             self.pages[ix(page)].kref = false;
@@ -777,7 +823,7 @@ impl Replacement {
             pg.kref = true;
             return;
         }
-        let m = &mut self.maps[ix(head)];
+        let m = self.map_mut(head);
         if m.proc == proc {
             m.referenced = true;
             return;
@@ -787,12 +833,12 @@ impl Replacement {
         let mut prev = head;
         let mut cur = m.next;
         while cur != NIL {
-            let next = self.maps[ix(cur)].next;
-            if self.maps[ix(cur)].proc == proc {
-                self.maps[ix(cur)].referenced = true;
-                self.maps[ix(prev)].next = next;
-                self.maps[ix(cur)].next = head;
-                pg.maps = cur;
+            let next = self.map(cur).next;
+            if self.map(cur).proc == proc {
+                self.map_mut(cur).referenced = true;
+                self.map_mut(prev).next = next;
+                self.map_mut(cur).next = head;
+                self.pages[ix(page)].maps = cur;
                 return;
             }
             prev = cur;
@@ -825,7 +871,7 @@ impl Replacement {
         self.unlink(p);
         let mut m = self.pages[ix(p)].maps;
         while m != NIL {
-            let next = self.maps[ix(m)].next;
+            let next = self.map(m).next;
             self.free_mapping(m);
             m = next;
         }
@@ -860,7 +906,7 @@ impl Replacement {
             let Some(m) = self.find_mapping(p, proc) else {
                 continue;
             };
-            let only = self.pages[ix(p)].maps == m && self.maps[ix(m)].next == NIL;
+            let only = self.pages[ix(p)].maps == m && self.map(m).next == NIL;
             if only {
                 self.remove_page(p);
                 freed.push(p);
@@ -987,11 +1033,11 @@ impl Replacement {
         // on a higher bin ages if its own bin is due in this round (the grid makes every bin
         // below a due bin due as well).
         let mut m = self.pages[ix(p)].maps;
-        if self.maps[ix(m)].next == NIL {
+        if self.map(m).next == NIL {
             // One mapping, by far the common case: the same steps as below, but the page's
             // list is that mapping's bin of its process's set, known without `target`'s walk
             // over the mappings and the processes (scans are most of the simulator's time).
-            let mp = &mut self.maps[ix(m)];
+            let mp = self.map_mut(m);
             let proc = mp.proc;
             let j = mp.bin as u32;
             let (bin, referenced) = if mp.referenced {
@@ -1013,7 +1059,7 @@ impl Replacement {
         let mut changed = false;
         let mut referenced = false;
         while m != NIL {
-            let mp = &mut self.maps[ix(m)];
+            let mp = self.map_mut(m);
             if mp.referenced {
                 mp.referenced = false;
                 mp.bin = 0;
@@ -1202,7 +1248,7 @@ impl Replacement {
             return (proc == NO_PROC).then(|| self.lists[ix(pg.list)].bin as u32);
         }
         self.find_mapping(page, proc)
-            .map(|m| self.maps[ix(m)].bin as u32)
+            .map(|m| self.map(m).bin as u32)
     }
 
     /// Whether a resident page has no mapping left (it is on the unmapped bins).
@@ -1399,7 +1445,7 @@ impl Replacement {
         let (mut listed, mut owner_maps, mut n) = (false, false, 0);
         let mut m = pg.maps;
         while m != NIL {
-            let mp = &self.maps[ix(m)];
+            let mp = self.map(m);
             n += 1;
             if n > self.procs.len() {
                 return Err(format!("page {p}: mapping list too long or cyclic"));
