@@ -264,6 +264,9 @@ pub struct Replacement {
     /// Each set's shift, including `clean_shift` for clean sets.
     set_shift: Vec<i32>,
     chains: Vec<Chain>,
+    /// The highest chain holding pages (`NIL` when none does): the candidate's chain, asked
+    /// for at every step of a driver that prices memory by it.
+    top: u32,
     /// Pages on bin index k, over all sets: empty bins are not scanned.
     bin_pages: Vec<u64>,
     procs: Vec<Proc>,
@@ -309,6 +312,7 @@ impl Replacement {
                 };
                 ix(n_chains)
             ],
+            top: NIL,
             bin_pages: vec![0; ix(cfg.bins)],
             procs: Vec::new(),
             round: 0,
@@ -431,10 +435,10 @@ impl Replacement {
                 let len = self.lists[ix(l)].len as u64;
                 if len > 0 {
                     self.ring_detach(l);
-                    self.chains[ix(self.lists[ix(l)].chain)].pages -= len;
+                    self.chain_sub(self.lists[ix(l)].chain, len);
                     self.lists[ix(l)].chain = chain;
                     self.ring_attach(l);
-                    self.chains[ix(chain)].pages += len;
+                    self.chain_add(chain, len);
                 } else {
                     self.lists[ix(l)].chain = chain;
                 }
@@ -486,6 +490,23 @@ impl Replacement {
         self.lists[ix(l)].ring_next = NIL;
     }
 
+    fn chain_add(&mut self, c: u32, n: u64) {
+        self.chains[ix(c)].pages += n;
+        if n > 0 && (self.top == NIL || c > self.top) {
+            self.top = c;
+        }
+    }
+
+    fn chain_sub(&mut self, c: u32, n: u64) {
+        self.chains[ix(c)].pages -= n;
+        if c == self.top && self.chains[ix(c)].pages == 0 {
+            self.top = self.chains[..ix(c)]
+                .iter()
+                .rposition(|c| c.pages > 0)
+                .map_or(NIL, |c| c as u32);
+        }
+    }
+
     /// Appends page `p` (on no list) to list `l`: entering a bin makes it the bin's youngest.
     fn push_back(&mut self, l: u32, p: u32) {
         let tail = self.lists[ix(l)].tail;
@@ -511,7 +532,7 @@ impl Replacement {
         if first {
             self.ring_attach(l);
         }
-        self.chains[ix(chain)].pages += 1;
+        self.chain_add(chain, 1);
         self.bin_pages[bin as usize] += 1;
     }
 
@@ -537,7 +558,7 @@ impl Replacement {
         if empty {
             self.ring_detach(l);
         }
-        self.chains[ix(chain)].pages -= 1;
+        self.chain_sub(chain, 1);
         self.bin_pages[bin as usize] -= 1;
         let pg = &mut self.pages[ix(p)];
         pg.list = NIL;
@@ -1089,7 +1110,10 @@ impl Replacement {
     /// The list and page `evict` would take: the head of the first list of the highest
     /// non-empty chain (section 5.1.1: chains from the largest index down).
     fn candidate_slot(&self) -> Option<(u32, u32, u32)> {
-        let c = self.chains.iter().rposition(|c| c.pages > 0)? as u32;
+        let c = self.top;
+        if c == NIL {
+            return None;
+        }
         let l = self.chains[ix(c)].head;
         Some((l, self.lists[ix(l)].head, c))
     }
@@ -1285,6 +1309,10 @@ impl Replacement {
     /// its own mappings (or on its unmapped set).
     pub fn check_invariants(&self) -> Result<(), String> {
         let bins = self.cfg.bins;
+        let top = self.chains.iter().rposition(|c| c.pages > 0);
+        if top.map_or(NIL, |c| c as u32) != self.top {
+            return Err(format!("top chain {} but {top:?} holds pages", self.top));
+        }
         let mut seen = vec![false; self.pages.len()];
         let mut chain_pages = vec![0u64; self.chains.len()];
         let mut bin_pages = vec![0u64; ix(bins)];
