@@ -18,6 +18,7 @@
 //! | [`RelaxedStride`] | SPTF among the classes within `tau` of the smallest virtual clock |
 //! | [`Sliced`] | classes in turns of a slice, by virtual clock (disk time or bytes); any policy within a class |
 
+mod aged;
 mod classes;
 mod fcfs;
 mod lottery;
@@ -127,7 +128,9 @@ pub(crate) fn shortest_positioning<'a>(
 
 #[cfg(test)]
 pub(crate) mod testutil {
-    use crate::estimator::SeekDistanceEstimator;
+    use crate::estimator::{
+        CurveEstimator, CurvePoint, PositionEstimator, PositioningCurve, SeekDistanceEstimator,
+    };
     use crate::request::{ClassId, ContextId, Nanos, Op, Request, RequestId};
 
     pub fn req(id: u64, ctx: u32, sector: u64, issued: Nanos) -> Request {
@@ -153,5 +156,47 @@ pub(crate) mod testutil {
             e.dispatched(&r, 0);
         }
         e
+    }
+
+    /// A curve that falls somewhere (a calibration can), so that the bound must look past
+    /// the distance it is asked about.
+    pub fn bumpy_curve_at(head: u64) -> CurveEstimator {
+        let points = [
+            (0, 100.0),
+            (1_000, 4_000.0),
+            (5_000, 2_500.0),
+            (200_000, 9_000.0),
+        ]
+        .iter()
+        .map(|&(distance, time_us)| CurvePoint { distance, time_us })
+        .collect();
+        let mut e = CurveEstimator::new(PositioningCurve {
+            points,
+            source: None,
+            accuracy_within_20pct: None,
+            calibration: None,
+        });
+        let mut r = req(u64::MAX, 0, head, 0);
+        r.sectors = 0;
+        e.dispatched(&r, 0);
+        e
+    }
+
+    /// The seek estimator without its bound, as a device model's exact estimator has none.
+    pub struct Unbounded(pub SeekDistanceEstimator);
+
+    impl PositionEstimator for Unbounded {
+        fn name(&self) -> &str {
+            "unbounded"
+        }
+        fn head(&self) -> u64 {
+            self.0.head()
+        }
+        fn positioning_time(&self, req: &Request, now: Nanos) -> Nanos {
+            self.0.positioning_time(req, now)
+        }
+        fn dispatched(&mut self, req: &Request, now: Nanos) {
+            self.0.dispatched(req, now)
+        }
     }
 }

@@ -6,7 +6,7 @@
 //!   the writes queued before the reader's request, and the reader it was meant to protect
 //!   waits behind them (the Linux/CAS paper's Table 1: `as-aged-sptf` never finishes the
 //!   reader). Here a request's positioning time is reduced by how long it has waited
-//!   (`AgedQueue::choose`), 1 ms for every 50 ms, so that a request a full stroke away wins
+//!   (`AgedQueue`), 1 ms for every 50 ms, so that a request a full stroke away wins
 //!   over newly arrived near ones after about the paper's 1 s bound, and the longer it waits
 //!   the more it wins over.
 //! - **Reads before write-back.** A synchronous request has an issuer blocked on it; an
@@ -26,7 +26,7 @@
 use crate::estimator::PositionEstimator;
 use crate::request::{Nanos, Request, RequestId, MS, SEC};
 
-use super::sptf::AgedQueue;
+use super::aged::AgedQueue;
 use super::{Aging, Policy};
 
 /// Positioning time credited per nanosecond a synchronous request has waited.
@@ -62,8 +62,8 @@ pub struct RwSptf {
 impl RwSptf {
     pub fn new(write_expire: Nanos, write_batch_expire: Nanos, read_batch_expire: Nanos) -> Self {
         Self {
-            sync: AgedQueue::default(),
-            writes: AgedQueue::default(),
+            sync: AgedQueue::new(SYNC_AGING),
+            writes: AgedQueue::new(ASYNC_AGING),
             write_expire,
             write_batch_expire,
             read_batch_expire,
@@ -115,9 +115,9 @@ impl Policy for RwSptf {
             // every write goes within `write_expire` and the turns before it.
             (self.writes.oldest_request()?, 0)
         } else if from_writes {
-            self.writes.choose(est, now, ASYNC_AGING)?
+            self.writes.choose(est, now)?
         } else {
-            self.sync.choose(est, now, SYNC_AGING)?
+            self.sync.choose(est, now)?
         };
         self.credit = credit;
         Some(req)

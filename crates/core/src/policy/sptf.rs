@@ -113,122 +113,6 @@ pub struct AgedSptf {
     overrode: bool,
 }
 
-/// The order of gradual aging: positioning time plus `rate` times the issue time, which is
-/// positioning time less `rate` times the wait, shifted by `rate * now` for every request.
-pub(crate) fn aged_key(est: &dyn PositionEstimator, r: &Request, now: Nanos, rate: f64) -> f64 {
-    est.positioning_time(r, now) as f64 + rate * r.issued as f64
-}
-
-/// Pending requests in SPTF order and in age order, for gradual aging (`AgedQueue::choose`).
-/// The age order keeps a copy of each request: the choice walks it step by step beside the
-/// distance walk, and a lookup of the request behind each step (by id, then by sector) was
-/// most of a decision's time with thousands pending.
-#[derive(Debug, Default)]
-pub(crate) struct AgedQueue {
-    sptf: Sptf,
-    by_age: BTreeMap<(Nanos, RequestId), Request>,
-}
-
-impl AgedQueue {
-    pub(crate) fn enqueue(&mut self, req: Request, now: Nanos) {
-        self.by_age.insert((req.issued, req.id), req);
-        self.sptf.enqueue(req, now);
-    }
-
-    pub(crate) fn remove(&mut self, id: RequestId) -> Option<Request> {
-        let req = self.sptf.remove(id)?;
-        self.by_age.remove(&(req.issued, req.id));
-        Some(req)
-    }
-
-    /// Issue time of the oldest request.
-    pub(crate) fn oldest(&self) -> Option<Nanos> {
-        self.by_age
-            .first_key_value()
-            .map(|(&(issued, _), _)| issued)
-    }
-
-    /// The oldest request itself.
-    pub(crate) fn oldest_request(&self) -> Option<Request> {
-        self.by_age.first_key_value().map(|(_, r)| *r)
-    }
-
-    /// SPTF with aging that grows gradually: each request's positioning time is reduced by
-    /// `rate` times how long it has waited (Jacobson and Wilkes's aged SPTF, which the SOSP
-    /// paper's Aged-SPTF names; the paper ran it as a hard bound). Returns the choice and its
-    /// credit, ns.
-    ///
-    /// The order is that of `positioning + rate * issued` (the credit shifted by `rate *
-    /// now`, the same for all), a sum of a term that grows with the distance from the head and
-    /// one fixed when the request arrived. Two walks, one outward from the head in sector
-    /// order and one from the oldest request, each give a bound on what they have not reached:
-    /// a request neither has reached lies at least as far as the first walk's front and
-    /// arrived no earlier than the second's, so once the estimator's lower bound at the one
-    /// plus the other's term passes the best found, no request left can win (Fagin's
-    /// threshold algorithm). A decision among thousands of pending requests then looks at a
-    /// few; with an estimator that gives no bound it sees every request, as SPTF does.
-    pub(crate) fn choose<'a>(
-        &'a self,
-        est: &dyn PositionEstimator,
-        now: Nanos,
-        rate: f64,
-    ) -> Option<(Request, Nanos)> {
-        let head = est.head();
-        let by_sector = &self.sptf.by_sector;
-        let mut below = by_sector.range(..(head, RequestId(0))).rev().peekable();
-        let mut above = by_sector.range((head, RequestId(0))..).peekable();
-        let mut by_age = self.by_age.iter().peekable();
-        type Best<'a> = Option<((f64, Nanos, RequestId), &'a Request)>;
-        let consider = |r: &'a Request, best: &mut Best<'a>| {
-            let key = (aged_key(est, r, now, rate), r.issued, r.id);
-            if best.is_none_or(|(k, _)| key < k) {
-                *best = Some((key, r));
-            }
-        };
-        let mut best: Best<'a> = None;
-        loop {
-            let down = below.peek().map(|(&(sector, _), _)| head - sector);
-            let up = above.peek().map(|(&(sector, _), _)| sector - head);
-            let nearest = match (down, up) {
-                (Some(d), Some(u)) => Some(d.min(u)),
-                (d, u) => d.or(u),
-            };
-            let (Some(nearest), Some(&(&(issued, _), oldest))) = (nearest, by_age.peek()) else {
-                break;
-            };
-            let bound = est.lower_bound(nearest) as f64 + rate * issued as f64;
-            if best.is_some_and(|((k, ..), _)| bound > k) {
-                break;
-            }
-            let r = match (down, up) {
-                (Some(d), Some(u)) if d < u => below.next().expect("peeked").1,
-                (Some(_), None) => below.next().expect("peeked").1,
-                _ => above.next().expect("peeked").1,
-            };
-            consider(r, &mut best);
-            by_age.next();
-            // The oldest not yet taken by the age walk, unless the distance walk has priced
-            // it already: it has, if it lies between the two fronts of that walk.
-            let key = (oldest.sector, oldest.id);
-            let walked = if key < (head, RequestId(0)) {
-                below.peek().is_none_or(|(&front, _)| key > front)
-            } else {
-                above.peek().is_none_or(|(&front, _)| key < front)
-            };
-            if !walked {
-                consider(oldest, &mut best);
-            }
-        }
-        let (_, r) = best?;
-        let credit = rate * now.saturating_sub(r.issued) as f64;
-        Some((*r, credit as Nanos))
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.sptf.len()
-    }
-}
-
 impl AgedSptf {
     pub fn new(age_bound: Nanos) -> Self {
         Self {
@@ -292,51 +176,8 @@ impl Aging for AgedSptf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::estimator::{CurveEstimator, CurvePoint, PositioningCurve, SeekDistanceEstimator};
-    use crate::policy::testutil::{head_at, req};
+    use crate::policy::testutil::{bumpy_curve_at, head_at, req, Unbounded};
     use proptest::prelude::*;
-
-    /// A curve that falls somewhere (a calibration can), so that the bound must look past
-    /// the distance it is asked about.
-    fn bumpy_curve_at(head: u64) -> CurveEstimator {
-        let points = [
-            (0, 100.0),
-            (1_000, 4_000.0),
-            (5_000, 2_500.0),
-            (200_000, 9_000.0),
-        ]
-        .iter()
-        .map(|&(distance, time_us)| CurvePoint { distance, time_us })
-        .collect();
-        let mut e = CurveEstimator::new(PositioningCurve {
-            points,
-            source: None,
-            accuracy_within_20pct: None,
-            calibration: None,
-        });
-        let mut r = req(u64::MAX, 0, head, 0);
-        r.sectors = 0;
-        e.dispatched(&r, 0);
-        e
-    }
-
-    /// The seek estimator without its bound, as a device model's exact estimator has none.
-    struct Unbounded(SeekDistanceEstimator);
-
-    impl PositionEstimator for Unbounded {
-        fn name(&self) -> &str {
-            "unbounded"
-        }
-        fn head(&self) -> u64 {
-            self.0.head()
-        }
-        fn positioning_time(&self, req: &Request, now: Nanos) -> Nanos {
-            self.0.positioning_time(req, now)
-        }
-        fn dispatched(&mut self, req: &Request, now: Nanos) {
-            self.0.dispatched(req, now)
-        }
-    }
 
     proptest! {
         /// The walk outward from the head with the estimator's lower bound chooses what a
@@ -377,43 +218,6 @@ mod tests {
                 head = walk.end();
             }
             prop_assert_eq!(p.len(), all.len());
-        }
-    }
-
-    proptest! {
-        /// Gradual aging's two walks choose what a pass over every request chooses (least
-        /// positioning time plus rate times issue time, then oldest, then lowest id), with
-        /// the seek estimator and with a curve that is not monotone.
-        #[test]
-        fn the_aged_walks_choose_what_a_full_pass_chooses(
-            reqs in proptest::collection::vec((0u64..3_000_000, 0u64..1_000_000_000), 1..100),
-            head in 0u64..3_000_000,
-            rate in prop_oneof![Just(0.0), 0.0f64..0.1],
-            curve in any::<bool>(),
-        ) {
-            let now = 1_000_000_000;
-            let mut q = AgedQueue::default();
-            let mut all = Vec::new();
-            for (i, &(sector, issued)) in reqs.iter().enumerate() {
-                let r = req(i as u64 + 1, i as u32, sector, issued);
-                q.enqueue(r, 0);
-                all.push(r);
-            }
-            let est: Box<dyn PositionEstimator> = if curve {
-                Box::new(bumpy_curve_at(head))
-            } else {
-                Box::new(head_at(head))
-            };
-            let (walk, _) = q.choose(est.as_ref(), now, rate).unwrap();
-            let pass = all
-                .iter()
-                .min_by(|a, b| {
-                    let ka = (aged_key(est.as_ref(), a, now, rate), a.issued, a.id);
-                    let kb = (aged_key(est.as_ref(), b, now, rate), b.issued, b.id);
-                    ka.partial_cmp(&kb).unwrap()
-                })
-                .unwrap();
-            prop_assert_eq!(walk.id, pass.id);
         }
     }
 
