@@ -1210,12 +1210,20 @@ impl HddModel {
         self.abort_prefetch(t + ovh);
         let t_mech = (t + ovh).max(self.st.mech_free);
         let mut b = t + ovh;
+        // The high-water mark as DiskSim sets it (disksim_diskctlr.c): by request size, the
+        // fraction of the request (at most a segment) rounded down, so that a drive with a 0.75
+        // mark reselects after the first sector of a two-sector read and the reselect overlaps
+        // reading the second; by segment size, the fraction of a segment rounded up.
         let water = if cache.water_by_request {
-            n as f64
+            let seg = match cache.segment_sectors {
+                0 => n,
+                s => n.min(s as u64),
+            };
+            (cache.read_water * seg as f64) as u64
         } else {
-            cache.segment_sectors as f64
+            (cache.read_water * cache.segment_sectors as f64).ceil() as u64
         };
-        let water = ((cache.read_water * water).ceil() as u64).clamp(1, n);
+        let water = water.clamp(1, n);
         // The bus cannot start before `water` sectors are buffered.
         let mut seen = 0u64;
         let mut start_gate = f64::NEG_INFINITY;
@@ -1747,6 +1755,11 @@ mod tests {
     /// A small drive: 6,000 rpm (10 ms per revolution), 2 surfaces, two zones of 100 and 50
     /// sectors per track, no overheads and a bus fast enough to ignore.
     fn drive(cache: CacheParams, track_skew: u32) -> HddModel {
+        drive_with(cache, track_skew, Reselect::default())
+    }
+
+    /// The same drive going through the disconnect/reselect protocol with `reselect`.
+    fn drive_with(cache: CacheParams, track_skew: u32, reselect: Reselect) -> HddModel {
         let layout = Layout::new(
             2,
             Sparing::None,
@@ -1770,7 +1783,7 @@ mod tests {
                 bus_ms_per_sector: 1e-6,
                 bus_write_ms_per_sector: 1e-6,
                 cache,
-                reselect: Reselect::default(),
+                reselect,
             },
         )
     }
@@ -1789,6 +1802,39 @@ mod tests {
         assert!((ms(b.finish - b.start) - 10.0).abs() < 1e-3, "{:?}", b);
         assert_eq!(b.service.seek, 0);
         assert!((ms(b.service.rotation) - 9.9).abs() < 1e-3);
+    }
+
+    /// DiskSim sets a read's high-water mark by request size rounded down: with a 0.75 mark a
+    /// two-sector read miss reselects once its first sector is buffered, so the reselect runs
+    /// while the second is read, and the read ends no later than a one-sector read would plus
+    /// the bus time; rounded up it waited for both sectors, one sector time (0.1 ms) later.
+    #[test]
+    fn a_read_reselects_at_the_water_mark_rounded_down() {
+        let mut cache = CacheParams::off();
+        cache.segment_sectors = 256;
+        cache.read_water = 0.75;
+        cache.water_by_request = true;
+        let reselect = Reselect {
+            reselect: 1.0,
+            ..Reselect::default()
+        };
+        let finish = |sectors: u32| {
+            let mut d = drive_with(cache.clone(), 10, reselect);
+            let r = d.submit(&DiskRequest::read(1234, sectors), 3_000_000);
+            ms(r.finish)
+        };
+        let (one, two) = (finish(1), finish(2));
+        assert!(
+            (two - one).abs() < 1e-3,
+            "one sector {one} ms, two {two} ms"
+        );
+        // Four sectors: the mark is 3, so the reselect starts after the third and the fourth
+        // is read under it.
+        let four = finish(4);
+        assert!(
+            (four - one - 0.2).abs() < 1e-3,
+            "one sector {one} ms, four {four} ms"
+        );
     }
 
     #[test]

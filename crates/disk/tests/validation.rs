@@ -132,7 +132,7 @@ fn all_ten_drives_import_and_hold_their_demerits() {
         ("barracuda", 0.348, true),
         ("cheetah4LP", 0.318, true),
         ("dec_rz26", 0.435, false),
-        ("hp_c2247a", 0.135, false),
+        ("hp_c2247a", 0.110, false),
         ("hp_c2490a", 0.254, true),
         ("hp_c3323a", 0.305, true),
         ("ibm18es", 0.136, true),
