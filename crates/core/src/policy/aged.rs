@@ -161,7 +161,7 @@ impl AgedQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testutil::{bumpy_curve_at, head_at, req, Unbounded};
+    use crate::policy::testutil::{crowd, estimator_at, req};
     use proptest::prelude::*;
 
     proptest! {
@@ -182,7 +182,7 @@ mod tests {
             let now = 1_000_000_000;
             let mut q = AgedQueue::new(rate);
             let mut all = Vec::new();
-            let place = |sector: u64| if crowded { head.saturating_sub(150) + sector % 300 } else { sector };
+            let place = |sector: u64| crowd(crowded, head, sector);
             for (i, &(sector, issued)) in reqs.iter().enumerate() {
                 let r = req(i as u64 + 1, i as u32, place(sector), issued);
                 q.enqueue(r, 0);
@@ -190,11 +190,7 @@ mod tests {
             }
             let mut head = head;
             for _ in 0..picks.min(all.len()) {
-                let est: Box<dyn PositionEstimator> = match estimator {
-                    0 => Box::new(head_at(head)),
-                    1 => Box::new(bumpy_curve_at(head)),
-                    _ => Box::new(Unbounded(head_at(head))),
-                };
+                let est = estimator_at(estimator, head);
                 let (walk, credit) = q.choose(est.as_ref(), now).unwrap();
                 let pass = all
                     .iter()

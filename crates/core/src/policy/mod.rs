@@ -147,6 +147,26 @@ pub(crate) mod testutil {
         }
     }
 
+    /// The estimators the property tests of the walks try, by `kind`: the seek estimator, a
+    /// curve that is not monotone, and one that gives no bound, each with the head at `head`.
+    pub fn estimator_at(kind: u8, head: u64) -> Box<dyn PositionEstimator> {
+        match kind {
+            0 => Box::new(head_at(head)),
+            1 => Box::new(bumpy_curve_at(head)),
+            _ => Box::new(Unbounded(head_at(head))),
+        }
+    }
+
+    /// Crowded: a few hundred sectors around the head, so that equal distances (the same
+    /// sector twice, or one each side) come up and age must break the tie.
+    pub fn crowd(crowded: bool, head: u64, sector: u64) -> u64 {
+        if crowded {
+            head.saturating_sub(150) + sector % 300
+        } else {
+            sector
+        }
+    }
+
     pub fn head_at(sector: u64) -> SeekDistanceEstimator {
         use crate::estimator::PositionEstimator;
         let mut e = SeekDistanceEstimator::new();

@@ -176,7 +176,7 @@ impl Aging for AgedSptf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testutil::{bumpy_curve_at, head_at, req, Unbounded};
+    use crate::policy::testutil::{crowd, estimator_at, head_at, req};
     use proptest::prelude::*;
 
     proptest! {
@@ -195,9 +195,7 @@ mod tests {
         ) {
             let mut p = Sptf::new();
             let mut all = Vec::new();
-            // Crowded: a few hundred sectors around the head, so that equal distances (the
-            // same sector twice, or one each side) come up and age must break the tie.
-            let place = |sector: u64| if crowded { head.saturating_sub(150) + sector % 300 } else { sector };
+            let place = |sector: u64| crowd(crowded, head, sector);
             for (i, &(sector, issued)) in reqs.iter().enumerate() {
                 let r = req(i as u64 + 1, i as u32, place(sector), issued);
                 p.enqueue(r, 0);
@@ -205,11 +203,7 @@ mod tests {
             }
             let mut head = head;
             for _ in 0..picks.min(all.len()) {
-                let est: Box<dyn PositionEstimator> = match estimator {
-                    0 => Box::new(head_at(head)),
-                    1 => Box::new(bumpy_curve_at(head)),
-                    _ => Box::new(Unbounded(head_at(head))),
-                };
+                let est = estimator_at(estimator, head);
                 let walk = p.choose(est.as_ref(), 100).unwrap();
                 let pass = shortest_positioning(all.iter(), est.as_ref(), 100).unwrap();
                 prop_assert_eq!(walk.id, pass.id);
