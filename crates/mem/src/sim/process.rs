@@ -419,8 +419,12 @@ impl Proc {
                     if let Some(cache) = c.cache.as_mut() {
                         if cache.admits(bytes) {
                             let victims = cache.evict_for(bytes, now);
-                            let first = c.results.alloc(&mut self.vm, c.data_pages, n);
+                            // The victims' runs are freed first, so that the new result takes
+                            // the run just freed (its page-table entries are still in the
+                            // processor's cache); which virtual pages a result gets changes
+                            // nothing else.
                             c.results.drop_all(victims, &mut self.released);
+                            let first = c.results.alloc(&mut self.vm, c.data_pages, n);
                             let reuse_p = c.reuse_p(q, cost / 1e3, life_s);
                             let cache = c.cache.as_mut().expect("a cache");
                             cache.insert(
