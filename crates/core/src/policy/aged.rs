@@ -25,6 +25,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap as HashMap;
 
+use super::sptf::outward;
 use crate::estimator::PositionEstimator;
 use crate::request::{Nanos, Request, RequestId, MS};
 
@@ -123,24 +124,15 @@ impl AgedQueue {
         now: Nanos,
     ) -> Option<(Request, Nanos)> {
         let head = est.head();
+        let nearest_bound = est.lower_bound(0) as f64;
         let mut best: Option<((f64, Nanos, RequestId), &Request)> = None;
         for (&class, members) in &self.classes {
             // Every request of this class and the younger ones arrived at or after this.
             let opened = self.rate * class.saturating_mul(self.window) as f64;
-            if best.is_some_and(|((k, ..), _)| est.lower_bound(0) as f64 + opened > k) {
+            if best.is_some_and(|((k, ..), _)| nearest_bound + opened > k) {
                 break;
             }
-            let mut below = members.range(..(head, RequestId(0))).rev().peekable();
-            let mut above = members.range((head, RequestId(0))..).peekable();
-            loop {
-                let down = below.peek().map(|(&(sector, _), _)| head - sector);
-                let up = above.peek().map(|(&(sector, _), _)| sector - head);
-                let (nearest, r) = match (down, up) {
-                    (None, None) => break,
-                    (Some(d), Some(u)) if d < u => (d, below.next().expect("peeked").1),
-                    (Some(d), None) => (d, below.next().expect("peeked").1),
-                    (_, Some(u)) => (u, above.next().expect("peeked").1),
-                };
+            for (nearest, r) in outward(members, head) {
                 // What is left of the class lies at least this far and arrived no earlier
                 // than the window opened: an equal bound could still win on age.
                 if best.is_some_and(|((k, ..), _)| est.lower_bound(nearest) as f64 + opened > k) {

@@ -44,6 +44,28 @@ impl Sptf {
     }
 }
 
+/// Requests kept by (sector, id), walked outward from `head`: the nearer of the next below
+/// and the next above first (below on a tie), each with its distance. A walk that stops once
+/// an estimator's lower bound at the distance reached passes its best looks at a few of
+/// thousands ([`Sptf`], and each age class of `as-rw-sptf`'s queue).
+pub(crate) fn outward(
+    by_sector: &BTreeMap<(u64, RequestId), Request>,
+    head: u64,
+) -> impl Iterator<Item = (u64, &Request)> {
+    let mut below = by_sector.range(..(head, RequestId(0))).rev().peekable();
+    let mut above = by_sector.range((head, RequestId(0))..).peekable();
+    std::iter::from_fn(move || {
+        let down = below.peek().map(|(&(sector, _), _)| head - sector);
+        let up = above.peek().map(|(&(sector, _), _)| sector - head);
+        match (down, up) {
+            (None, None) => None,
+            (Some(d), Some(u)) if d < u => Some((d, below.next()?.1)),
+            (Some(d), None) => Some((d, below.next()?.1)),
+            (_, Some(u)) => Some((u, above.next()?.1)),
+        }
+    })
+}
+
 impl Policy for Sptf {
     fn enqueue(&mut self, req: Request, _now: Nanos) {
         self.sector_of.insert(req.id, req.sector);
@@ -59,24 +81,8 @@ impl Policy for Sptf {
         if est.lower_bound(u64::MAX) == 0 {
             return shortest_positioning(self.by_sector.values(), est, now);
         }
-        let head = est.head();
-        let mut below = self
-            .by_sector
-            .range(..(head, RequestId(0)))
-            .rev()
-            .peekable();
-        let mut above = self.by_sector.range((head, RequestId(0))..).peekable();
         let mut best: Option<(Nanos, Nanos, RequestId, &Request)> = None;
-        loop {
-            // The nearer of the next request below the head and the next above it.
-            let down = below.peek().map(|(&(sector, _), _)| head - sector);
-            let up = above.peek().map(|(&(sector, _), _)| sector - head);
-            let (nearest, r) = match (down, up) {
-                (None, None) => break,
-                (Some(d), Some(u)) if d < u => (d, below.next().expect("peeked").1),
-                (Some(d), None) => (d, below.next().expect("peeked").1),
-                (_, Some(u)) => (u, above.next().expect("peeked").1),
-            };
+        for (nearest, r) in outward(&self.by_sector, est.head()) {
             // Every request still ahead is at least this far: none beats a best that costs
             // less than the bound (an equal cost could still win on age).
             if best.is_some_and(|(t, ..)| est.lower_bound(nearest) > t) {
