@@ -122,6 +122,9 @@ struct Entry<K> {
 #[repr(align(64))]
 struct Slot<K>(Option<Entry<K>>);
 
+// The simulator's key: its entries must stay one line each.
+const _: () = assert!(std::mem::size_of::<Slot<u32>>() == 64);
+
 /// A slot's neighbours in its queue (NIL at the ends). Kept apart from the entries, eight
 /// bytes a slot, so that the links of a large cache stay in the processor's cache: a hit's
 /// move to the back of its queue rewrites its neighbours' links, which as fields of their
