@@ -164,6 +164,7 @@ impl IoStats {
                             c.bytes as f64 / total_bytes as f64
                         },
                         latency_ms: c.latency_us.summary(),
+                        stalled_ms: None,
                     },
                     pid: info.pid,
                     uid: info.uid,

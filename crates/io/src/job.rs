@@ -872,7 +872,9 @@ pub fn run(
     )?;
     let w = &prep.workload;
     for c in &w.classes {
-        rt.set_class_weight(c.id, c.weight);
+        if let Some(w) = c.weight {
+            rt.set_class_weight(c.id, w);
+        }
     }
     let n = w.issuers.len() as u32;
     let writers = w
@@ -1074,6 +1076,7 @@ fn report(
                 r.bytes as f64 / total_bytes as f64
             },
             latency_ms: r.latency.summary(),
+            stalled_ms: None,
         })
         .collect();
     if let Some(b) = writeback_bytes {
@@ -1086,6 +1089,7 @@ fn report(
             share: share(busy_of(&[wb_ctx])),
             byte_share: 0.0,
             latency_ms: Latency::default(),
+            stalled_ms: None,
         });
     }
     let mut verify = Verification::default();

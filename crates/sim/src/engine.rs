@@ -52,7 +52,11 @@ enum Purpose {
     /// Read-ahead for an issuer; application I/Os that found it in flight wait on it.
     Prefetch { issuer: usize, waiters: Vec<usize> },
     /// Write-back of an issuer's dirty data.
-    Writeback { issuer: usize, bytes: u64 },
+    Writeback {
+        issuer: usize,
+        bytes: u64,
+        issued: Nanos,
+    },
     /// A request of a replayed trace, of process `proc`.
     Trace {
         proc: usize,
@@ -165,7 +169,9 @@ impl<'a> Simulation<'a> {
     ) -> Result<Self, SimError> {
         let mut sched = sched;
         for c in &workload.classes {
-            sched.set_class_weight(c.id, c.weight);
+            if let Some(w) = c.weight {
+                sched.set_class_weight(c.id, w);
+            }
         }
         let mut next_context = 0;
         let mut runs = Vec::new();
@@ -689,7 +695,7 @@ impl<'a> Simulation<'a> {
                 issued,
                 bytes,
             } => self.replay_complete(id, proc, issued, bytes),
-            Purpose::Writeback { issuer, bytes } => {
+            Purpose::Writeback { issuer, bytes, .. } => {
                 self.writeback_bytes += bytes;
                 let limit = self.job(issuer).dirty_limit;
                 let r = &mut self.runs[issuer];
@@ -725,8 +731,13 @@ impl<'a> Simulation<'a> {
                     let n = (sectors - at).min(split / 512).max(1);
                     self.pieces.push((sector + at, n as u32));
                     let bytes = n * 512;
+                    let issued = self.now;
                     self.send(ctx, class, Op::Write, false, None, true, |_, _| {
-                        Purpose::Writeback { issuer: i, bytes }
+                        Purpose::Writeback {
+                            issuer: i,
+                            bytes,
+                            issued,
+                        }
                     });
                     at += n;
                 }
@@ -742,6 +753,26 @@ impl<'a> Simulation<'a> {
             let t = self.now.saturating_add(self.flush_interval);
             self.at(t, Event::Flush);
         }
+    }
+
+    /// At `end`, how long each issuer's oldest unfinished application I/O has waited, and the
+    /// write-back daemon's oldest unfinished write.
+    fn stalled(&self, end: Nanos) -> (Vec<Nanos>, Nanos) {
+        let mut per_issuer = vec![0; self.runs.len()];
+        for a in self.apps.iter().flatten() {
+            let s = &mut per_issuer[a.issuer];
+            *s = (*s).max(end.saturating_sub(a.issued));
+        }
+        let writeback = self
+            .requests
+            .values()
+            .filter_map(|(p, _)| match p {
+                Purpose::Writeback { issued, .. } => Some(end.saturating_sub(*issued)),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        (per_issuer, writeback)
     }
 
     fn report(self, wall_s: f64) -> RunReport {
@@ -767,11 +798,14 @@ impl<'a> Simulation<'a> {
             }
         };
         let mb_s = |bytes: u64| bytes as f64 / 1e6 / secs;
+        let (stalled, writeback_stalled) = self.stalled(end);
+        let ms = |n: Nanos| Some(n as f64 / 1e6);
         let mut contexts: Vec<ContextReport> = self
             .runs
             .iter()
             .zip(&self.workload.issuers)
-            .map(|(r, iss)| ContextReport {
+            .enumerate()
+            .map(|(i, (r, iss))| ContextReport {
                 name: iss.name.clone(),
                 class: self.workload.classes[iss.class.0 as usize].name.clone(),
                 bytes: r.bytes,
@@ -784,9 +818,10 @@ impl<'a> Simulation<'a> {
                     r.bytes as f64 / total_bytes as f64
                 },
                 latency_ms: r.latency.summary(),
+                stalled_ms: ms(stalled[i]),
             })
             .collect();
-        contexts.extend(self.replay_contexts(&mb_s, &share));
+        contexts.extend(self.replay_contexts(&mb_s, &share, end));
         if self.writeback.is_some() {
             contexts.push(ContextReport {
                 name: "writeback".into(),
@@ -797,6 +832,7 @@ impl<'a> Simulation<'a> {
                 share: share(self.writeback_busy),
                 byte_share: 0.0,
                 latency_ms: Latency::default(),
+                stalled_ms: ms(writeback_stalled),
             });
         }
         let a = self.sched.anticipation();

@@ -44,6 +44,19 @@ pub struct ContextReport {
     pub byte_share: f64,
     /// Latency of its application I/Os, issue to completion.
     pub latency_ms: Latency,
+    /// How long its oldest I/O still unfinished when the run ended had waited, ms (0 with
+    /// none): a request a scheduler starves never completes, so `latency_ms` cannot show it.
+    /// `None` where the driver does not track it (the runtime and the mount).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stalled_ms: Option<f64>,
+}
+
+impl ContextReport {
+    /// The longest any of its I/Os waited: completed ones' worst latency, or the age of one
+    /// still unfinished at the end.
+    pub fn worst_wait_ms(&self) -> f64 {
+        self.latency_ms.max.max(self.stalled_ms.unwrap_or(0.0))
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]

@@ -6,7 +6,7 @@
 //! appear, unless `antsched_disk_offset` places them; the files of one job (its `nrfiles`, its
 //! clones) lie next to each other, as a file system puts the files of one directory.
 
-use antsched_core::{ClassId, DEFAULT_WEIGHT};
+use antsched_core::ClassId;
 
 use crate::fio::{FileTarget, Job, JobFile, DIR_BLOCK};
 use crate::layout::{DiskLayout, FileId, FileLayout};
@@ -43,7 +43,9 @@ pub struct Issuer {
 pub struct ClassSpec {
     pub id: ClassId,
     pub name: String,
-    pub weight: u32,
+    /// The job file's `cgroup_weight`; `None` where it gives none, and the scheduler treats
+    /// the class as it treats any without a contract.
+    pub weight: Option<u32>,
 }
 
 /// Everything the engine needs to know about the workload before it starts.
@@ -259,7 +261,7 @@ pub fn compile(jobs: &JobFile, capacity_sectors: u64, seed: u64) -> Result<Workl
                     classes.push(ClassSpec {
                         id,
                         name: class_name,
-                        weight: job.cgroup_weight.unwrap_or(DEFAULT_WEIGHT),
+                        weight: job.cgroup_weight,
                     });
                     id
                 }
@@ -380,7 +382,7 @@ mod tests {
             vec![ClassSpec {
                 id: ClassId(0),
                 name: "g".into(),
-                weight: 200
+                weight: Some(200)
             }]
         );
     }

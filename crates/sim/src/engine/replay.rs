@@ -425,14 +425,22 @@ impl<'a> Simulation<'a> {
         &self,
         mb_s: &dyn Fn(u64) -> f64,
         share: &dyn Fn(Nanos) -> f64,
+        end: Nanos,
     ) -> Vec<ContextReport> {
         let Some(rp) = self.replay.as_ref() else {
             return Vec::new();
         };
+        let mut stalled = vec![0; rp.procs.len()];
+        for (p, _) in self.requests.values() {
+            if let Purpose::Trace { proc, issued, .. } = p {
+                stalled[*proc] = stalled[*proc].max(end.saturating_sub(*issued));
+            }
+        }
         let total: u64 = rp.procs.iter().map(|p| p.bytes).sum();
         rp.procs
             .iter()
-            .map(|p| ContextReport {
+            .zip(stalled)
+            .map(|(p, stalled)| ContextReport {
                 name: p.name.clone(),
                 class: p.name.clone(),
                 bytes: p.bytes,
@@ -445,6 +453,7 @@ impl<'a> Simulation<'a> {
                     p.bytes as f64 / total as f64
                 },
                 latency_ms: p.latency.summary(),
+                stalled_ms: Some(stalled as f64 / 1e6),
             })
             .collect()
     }

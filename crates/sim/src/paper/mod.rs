@@ -33,7 +33,9 @@ mod peers;
 mod published;
 mod workloads;
 
-pub use compare::{compare, notes, Cell, Column, Comparison, ComparisonRow, Measure};
+pub use compare::{
+    compare, notes, Cell, Column, Comparison, ComparisonRow, Measure, STARVATION_MS,
+};
 pub use explain::explain;
 pub use explain::{
     first_not_waited, last_waited, least_wait_thresholds, median_think_ms, wait_thresholds,
