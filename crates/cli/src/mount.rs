@@ -16,7 +16,7 @@ pub struct Args {
     #[arg(long, default_value = "deskstar-34gxp", value_name = "NAME|PARV")]
     disk: String,
     /// Scheduler SPEC (NAME[:key=value,...]; see `antsched schedulers`).
-    #[arg(long, default_value = "as-aged-sptf", value_name = "SPEC")]
+    #[arg(long, default_value = antsched_core::DEFAULT_SCHEDULER, value_name = "SPEC")]
     scheduler: String,
     /// The kernel's read-ahead for the mount, in KiB (the page cache applies).
     #[arg(long, value_name = "KIB", conflicts_with = "direct_io")]

@@ -628,9 +628,15 @@ fn draw_peer_plots(dir: &Path, runs: &[PaperRun], names: &mut Vec<String>) -> an
     Ok(())
 }
 
-/// A comparison cell's text: its value, `≥` where the run was capped.
-fn cell_text(value: f64, lower_bound: bool) -> String {
-    fmt_bound(value, lower_bound)
+/// A comparison cell's text: its value, `≥` where the run was capped, `‡` where it starved
+/// a context.
+fn cell_text(x: &paper::Cell) -> String {
+    let v = fmt_bound(x.value, x.lower_bound);
+    if x.starves {
+        format!("{v}‡")
+    } else {
+        v
+    }
 }
 
 /// The comparison as a heat map; returns its base name.
@@ -647,7 +653,7 @@ fn draw_comparison(dir: &Path, c: &Comparison) -> anyhow::Result<String> {
                     .iter()
                     .map(|x| {
                         x.as_ref()
-                            .map(|x| (x.score, cell_text(x.value, x.lower_bound)))
+                            .map(|x| (x.score, cell_text(x)))
                     })
                     .collect()
             })
@@ -754,10 +760,13 @@ fn comparison_section(c: &Comparison) -> String {
          disk time, BFQ's 1:2 and 1:2:10 in bytes), two sequential readers, and the Linux/CAS \
          tables (Table 1: the reader's time against a writer; Table 2: the find's time against a \
          streaming reader; Table 3: MB/s of one and two finds). `≥` marks a run stopped at its \
-         cap before the timed job finished. Share columns give the ratio of the classes' shares and \
+         cap before the timed job finished. `‡` marks a run that starved a context: some request \
+         waited over {starve} s, finished or still waiting at the end; such a run scores 0 and is \
+         never a column's best, whatever its figure (serving one reader alone is fast). Share columns give the ratio of the classes' shares and \
          their weights' ratio in the header. The heat map \
          ([comparison.png](comparison.png)) colours each column from its best (green) to its worst \
-         (red); share columns by distance from the target.\n"
+         (red); share columns by distance from the target.\n",
+        starve = paper::STARVATION_MS / 1e3
     );
     let header = |md: &mut String, units: bool| {
         let _ = write!(md, "| scheduler |");
@@ -778,7 +787,7 @@ fn comparison_section(c: &Comparison) -> String {
     let tables: [(&str, Pick); 3] = [
         (
             "What each microbenchmark measures (the heat map's numbers)",
-            |x| cell_text(x.value, x.lower_bound),
+            cell_text,
         ),
         ("Throughput (MB/s, all applications)", |x| {
             fmt(x.throughput_mb_s)
@@ -801,8 +810,22 @@ fn comparison_section(c: &Comparison) -> String {
     }
     let _ = writeln!(md, "{}", paper::notes(c));
     let _ = writeln!(md, "### Best on each (within 2% of the best score)\n");
-    let _ = writeln!(md, "| microbenchmark | measure | best |\n|---|---|---|");
-    for (k, best) in c.columns.iter().zip(&c.best) {
+    let _ = writeln!(
+        md,
+        "The last column is the default scheduler's (`{def}`) figure and its distance from the \
+         column's best score (a share ratio: from the target).\n",
+        def = antsched_core::DEFAULT_SCHEDULER
+    );
+    let _ = writeln!(
+        md,
+        "| microbenchmark | measure | best | {} (distance) |\n|---|---|---|---|",
+        antsched_core::DEFAULT_SCHEDULER
+    );
+    let ours = c
+        .rows
+        .iter()
+        .find(|r| r.scheduler == antsched_core::DEFAULT_SCHEDULER);
+    for (j, (k, best)) in c.columns.iter().zip(&c.best).enumerate() {
         let measure = match k.measure {
             Measure::Throughput => "MB/s, higher is better".to_string(),
             Measure::Time => "seconds, lower is better".to_string(),
@@ -818,7 +841,28 @@ fn comparison_section(c: &Comparison) -> String {
         } else {
             best.join(", ")
         };
-        let _ = writeln!(md, "| {} | {} | {} |", k.title, measure, best);
+        let top = c
+            .rows
+            .iter()
+            .filter_map(|r| r.cells[j].as_ref())
+            .map(|x| x.score)
+            .fold(0.0, f64::max);
+        let distance = match ours.and_then(|r| r.cells[j].as_ref()) {
+            None => "-".to_string(),
+            Some(x) if x.starves => format!("{} (starves a context)", cell_text(x)),
+            Some(x) if matches!(k.measure, Measure::ShareRatio { .. }) => {
+                format!("{} ({:+.1}%)", cell_text(x), (x.score - 1.0) * 100.0)
+            }
+            Some(x) if top > 0.0 => {
+                format!("{} ({:+.1}%)", cell_text(x), (x.score / top - 1.0) * 100.0)
+            }
+            Some(x) => cell_text(x),
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} |",
+            k.title, measure, best, distance
+        );
     }
     let _ = writeln!(md);
     md

@@ -26,7 +26,7 @@ pub struct Args {
     dir: PathBuf,
     /// Scheduler SPEC (NAME[:key=value,...]); repeat for one row each. The runs go one after
     /// another: each needs the disk to itself.
-    #[arg(long = "scheduler", value_name = "SPEC", default_values_t = ["aged-sptf".to_string(), "as-aged-sptf".to_string()])]
+    #[arg(long = "scheduler", value_name = "SPEC", default_values_t = [antsched_core::DEFAULT_SCHEDULER.to_string()])]
     schedulers: Vec<String>,
     /// Seed of every random choice (offsets, think times), as for `antsched sim`.
     #[arg(long, default_value_t = 1)]

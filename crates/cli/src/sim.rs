@@ -44,7 +44,7 @@ pub struct Args {
     #[arg(long, default_value = "deskstar-34gxp", value_name = "NAME|FILE")]
     disk: String,
     /// Scheduler SPEC (NAME[:key=value,...]); repeat for one row each.
-    #[arg(long = "scheduler", value_name = "SPEC", default_values_t = ["aged-sptf".to_string(), "as-aged-sptf".to_string()])]
+    #[arg(long = "scheduler", value_name = "SPEC", default_values_t = [antsched_core::DEFAULT_SCHEDULER.to_string()])]
     schedulers: Vec<String>,
     /// Seed of every random choice (offsets, think times, lottery draws).
     #[arg(long, default_value_t = 1)]

@@ -50,7 +50,7 @@ pub mod stats;
 
 pub use anticipation::{Anticipatory, CoreConfig};
 pub use estimator::{CurveEstimator, PositionEstimator, PositioningCurve, SeekDistanceEstimator};
-pub use registry::{build, catalog, BuildEnv, SchedulerInfo, TunableInfo};
+pub use registry::{build, catalog, BuildEnv, SchedulerInfo, TunableInfo, DEFAULT_SCHEDULER};
 pub use request::{
     ClassId, ContextId, Nanos, Op, Request, RequestId, DEFAULT_WEIGHT, MS, SEC, SECTOR_BYTES, US,
 };

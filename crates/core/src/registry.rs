@@ -53,6 +53,11 @@ pub struct BuildEnv {
 /// and a rotation. In simulation think times are exact, and the paper's rule needs no slack.
 pub const REAL_TIME_WAIT_SLACK: Nanos = 1_000_000;
 
+/// The scheduler every command uses when given no `--scheduler` (issue 18): the anticipation
+/// core around `rw-sptf`, following chains of short-lived processes, with weights dividing
+/// disk time among the classes given one.
+pub const DEFAULT_SCHEDULER: &str = "as-rw-sptf";
+
 /// How a tunable's value is read and checked.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum TunableKind {
@@ -375,16 +380,16 @@ pub mod tunables {
     tunable!(
         READ_BATCH_EXPIRE,
         "read_batch_expire",
-        "500ms",
+        "600ms",
         POSITIVE,
-        "rw-sptf: after the writes' turn, synchronous requests keep the disk at least this long (AS's read_batch_expire)"
+        "rw-sptf: after the writes' turn, synchronous requests keep the disk at least this long (Linux AS's read_batch_expire, 500ms there)"
     );
     tunable!(
         SHARE,
         "share",
-        "none",
+        "time",
         TunableKind::Choice(&["none", "time", "bytes"]),
-        "rw-sptf: what classes' weights divide, in turns of a slice: disk time (the paper's contracts), bytes (BFQ's), or none (one queue for all)"
+        "rw-sptf: what the weights of classes given one (cgroup_weight) divide, in turns of a slice: disk time (the paper's contracts), bytes (BFQ's), or none; classes without a weight share one queue"
     );
     tunable!(
         SLICE,
@@ -861,7 +866,7 @@ mod tests {
         );
         assert_eq!(rw.duration("read_batch_expire"), DEFAULT_READ_BATCH_EXPIRE);
         assert_eq!(rw.duration("slice"), DEFAULT_SLICE);
-        assert_eq!(rw.choice("share"), "none");
+        assert_eq!(rw.choice("share"), "time");
         assert_eq!(rw.integer("chains"), 1);
         assert_eq!(
             t.integer("chains"),

@@ -18,8 +18,14 @@
 //! comes back at the smallest clock of those backlogged, so that it cannot bank service while
 //! away.
 //!
-//! With one class (every context in the default class) there is one slice that never ends,
-//! and the base policy alone decides.
+//! Only classes given a weight ([`Policy::set_class_weight`]: a job's `cgroup_weight`, a
+//! runtime's weight message) have turns of their own. Every other class shares one queue, the
+//! pool, which takes its turns with the default weight, as the processes of a cgroup without
+//! a weight share it. Turns cost a seek each, and give equal-weight processes equal time,
+//! which the paper's schedulers never promised: two sequential readers lose a tenth of their
+//! rate to 100 ms turns, and a reader that thinks holds the disk for a turn it uses slowly.
+//! So without a contract asked for, the pool is one queue, one slice that never ends, and the
+//! base policy alone decides, with its aging as the bound on any wait.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -34,15 +40,14 @@ use crate::request::{ClassId, Nanos, Request, RequestId, DEFAULT_WEIGHT, MS};
 /// CFQ's `slice_sync`: how long the class in service keeps the disk.
 pub const DEFAULT_SLICE: Nanos = 100 * MS;
 
+/// The queue of every class without a weight of its own.
+const POOL: ClassId = ClassId(u32::MAX);
+
 /// What the classes' clocks count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ShareUnit {
-    /// Nothing: every request in one queue, the base policy alone deciding. Turns cost a seek
-    /// each, and with equal weights they only make each process's share of the disk's time
-    /// equal, which the paper's schedulers do not: two sequential readers lose about a tenth
-    /// of their rate to 100 ms turns, and a reader that thinks holds the disk for a turn it
-    /// uses slowly.
+    /// Nothing: every request in the pool, weights or not, the base policy alone deciding.
     None,
     /// Disk time (the paper's contracts, section 4.7).
     Time,
@@ -62,11 +67,13 @@ pub struct Sliced<P> {
     unit: ShareUnit,
     slice: Nanos,
     classes: BTreeMap<ClassId, Slot<P>>,
-    /// The classes with requests pending, by (clock, id): the next turn's is the first.
+    /// The classes given a weight: each has a queue of its own.
+    weighted: BTreeSet<ClassId>,
+    /// The queues with requests pending, by (clock, id): the next turn's is the first.
     /// Unused with [`ShareUnit::None`], whose one queue needs no index.
     ready: BTreeSet<(u64, ClassId)>,
-    /// Each pending request's class; empty with [`ShareUnit::None`], where it is the one
-    /// queue's (a decision then costs what the base policy's costs, plus a lookup).
+    /// Each pending request's queue; empty with [`ShareUnit::None`], where it is the pool's
+    /// (a decision then costs what the base policy's costs, plus a lookup).
     class_of: HashMap<RequestId, ClassId>,
     /// The class in service and the disk time its slice has used.
     serving: Option<ClassId>,
@@ -85,6 +92,7 @@ impl<P: Policy> Sliced<P> {
             unit,
             slice,
             classes: BTreeMap::new(),
+            weighted: BTreeSet::new(),
             ready: BTreeSet::new(),
             class_of: HashMap::default(),
             serving: None,
@@ -95,11 +103,11 @@ impl<P: Policy> Sliced<P> {
         }
     }
 
-    /// The queue a request of `class` goes to: its class's, or the one queue of `None`.
+    /// The queue a request of `class` goes to: its class's if it has a weight, else the pool.
     fn key(&self, class: ClassId) -> ClassId {
         match self.unit {
-            ShareUnit::None => ClassId(0),
-            ShareUnit::Time | ShareUnit::Bytes => class,
+            ShareUnit::Time | ShareUnit::Bytes if self.weighted.contains(&class) => class,
+            _ => POOL,
         }
     }
 
@@ -128,13 +136,11 @@ impl<P: Policy> Sliced<P> {
     /// among those with requests pending, ties to the lower class id.
     fn next_class(&self) -> Option<ClassId> {
         match self.unit {
-            ShareUnit::None => {
-                let one = ClassId(0);
-                self.classes
-                    .get(&one)
-                    .filter(|s| !s.policy.is_empty())
-                    .map(|_| one)
-            }
+            ShareUnit::None => self
+                .classes
+                .get(&POOL)
+                .filter(|s| !s.policy.is_empty())
+                .map(|_| POOL),
             ShareUnit::Time | ShareUnit::Bytes => self.ready.first().map(|&(_, id)| id),
         }
     }
@@ -172,7 +178,7 @@ impl<P: Policy> Policy for Sliced<P> {
 
     fn dispatch(&mut self, id: RequestId, now: Nanos) -> Option<Request> {
         let class = match self.unit {
-            ShareUnit::None => ClassId(0),
+            ShareUnit::None => POOL,
             ShareUnit::Time | ShareUnit::Bytes => *self.class_of.get(&id)?,
         };
         let req = self.with_slot(class, |slot, _| slot.policy.dispatch(id, now))?;
@@ -207,7 +213,7 @@ impl<P: Policy> Policy for Sliced<P> {
 
     fn len(&self) -> usize {
         match self.unit {
-            ShareUnit::None => self.classes.get(&ClassId(0)).map_or(0, |s| s.policy.len()),
+            ShareUnit::None => self.classes.get(&POOL).map_or(0, |s| s.policy.len()),
             ShareUnit::Time | ShareUnit::Bytes => self.class_of.len(),
         }
     }
@@ -220,7 +226,9 @@ impl<P: Policy> Policy for Sliced<P> {
     }
 
     fn set_class_weight(&mut self, class: ClassId, weight: u32) {
-        if self.unit != ShareUnit::None {
+        if self.unit != ShareUnit::None && class != POOL {
+            // Requests it already has in the pool stay there (`class_of` knows where).
+            self.weighted.insert(class);
             self.with_slot(class, |slot, _| slot.weight = weight.max(1));
         }
     }
@@ -303,6 +311,8 @@ mod tests {
     #[test]
     fn slices_by_bytes_divide_bytes() {
         let mut p = Sliced::new(Sptf::new, ShareUnit::Bytes, 10 * MS);
+        p.set_class_weight(ClassId(0), DEFAULT_WEIGHT);
+        p.set_class_weight(ClassId(1), DEFAULT_WEIGHT);
         let (mut next, mut now) = (0u64, 0);
         let make = |class: u32, next: u64, now: Nanos| {
             let mut r = req(next, class, u64::from(class) * 1_000_000, now);
@@ -328,5 +338,39 @@ mod tests {
             (bytes[1] as f64 / bytes[0] as f64 - 1.0).abs() < 0.05,
             "{bytes:?}"
         );
+    }
+
+    /// Classes given no weight share the pool: no turns, the base policy alone decides (SPTF
+    /// stays with the stream under the head), where the same classes with weights take turns.
+    #[test]
+    fn classes_without_a_weight_share_one_queue() {
+        let served = |weights: bool| {
+            let mut p = Sliced::new(Sptf::new, ShareUnit::Time, 10 * MS);
+            if weights {
+                p.set_class_weight(ClassId(0), DEFAULT_WEIGHT);
+                p.set_class_weight(ClassId(1), DEFAULT_WEIGHT);
+            }
+            let (mut next, mut now) = (0u64, 0);
+            for c in 0..2u32 {
+                p.enqueue(req(next, c, u64::from(c) * 1_000_000, now), now);
+                next += 1;
+            }
+            let mut served = [0u32; 2];
+            let mut head = 0;
+            for _ in 0..1000 {
+                let r = p.choose(&head_at(head), now).unwrap();
+                p.dispatch(r.id, now).unwrap();
+                now += MS;
+                p.completed(&r, MS, now);
+                head = r.sector + 128;
+                served[r.class.0 as usize] += 1;
+                p.enqueue(req(next, r.class.0, head, now), now);
+                next += 1;
+            }
+            served
+        };
+        assert_eq!(served(false), [1000, 0]);
+        let [a, b] = served(true);
+        assert!(a.abs_diff(b) <= 10, "{a} {b}");
     }
 }
