@@ -70,10 +70,11 @@ pub struct Sliced<P> {
     /// The classes given a weight: each has a queue of its own.
     weighted: BTreeSet<ClassId>,
     /// The queues with requests pending, by (clock, id): the next turn's is the first.
-    /// Unused with [`ShareUnit::None`], whose one queue needs no index.
+    /// Kept only once some class has a weight: until then the pool is the only queue, and a
+    /// decision costs what the base policy's costs.
     ready: BTreeSet<(u64, ClassId)>,
-    /// Each pending request's queue; empty with [`ShareUnit::None`], where it is the pool's
-    /// (a decision then costs what the base policy's costs, plus a lookup).
+    /// The queue of each pending request of a class with a weight; a request not here is in
+    /// the pool.
     class_of: HashMap<RequestId, ClassId>,
     /// The class in service and the disk time its slice has used.
     serving: Option<ClassId>,
@@ -121,7 +122,7 @@ impl<P: Policy> Sliced<P> {
             weight: DEFAULT_WEIGHT,
             clock: vtime,
         });
-        let indexed = self.unit != ShareUnit::None;
+        let indexed = !self.weighted.is_empty();
         if indexed && !slot.policy.is_empty() {
             self.ready.remove(&(slot.clock, class));
         }
@@ -135,13 +136,13 @@ impl<P: Policy> Sliced<P> {
     /// The class served next when the one in service gives up the disk: the smallest clock
     /// among those with requests pending, ties to the lower class id.
     fn next_class(&self) -> Option<ClassId> {
-        match self.unit {
-            ShareUnit::None => self
-                .classes
+        if self.weighted.is_empty() {
+            self.classes
                 .get(&POOL)
                 .filter(|s| !s.policy.is_empty())
-                .map(|_| POOL),
-            ShareUnit::Time | ShareUnit::Bytes => self.ready.first().map(|&(_, id)| id),
+                .map(|_| POOL)
+        } else {
+            self.ready.first().map(|&(_, id)| id)
         }
     }
 }
@@ -157,7 +158,7 @@ impl<P: Policy> Policy for Sliced<P> {
             }
             slot.policy.enqueue(req, now);
         });
-        if self.unit != ShareUnit::None {
+        if class != POOL {
             self.class_of.insert(req.id, class);
         }
     }
@@ -177,12 +178,15 @@ impl<P: Policy> Policy for Sliced<P> {
     }
 
     fn dispatch(&mut self, id: RequestId, now: Nanos) -> Option<Request> {
-        let class = match self.unit {
-            ShareUnit::None => POOL,
-            ShareUnit::Time | ShareUnit::Bytes => *self.class_of.get(&id)?,
+        let class = if self.class_of.is_empty() {
+            POOL
+        } else {
+            self.class_of.get(&id).copied().unwrap_or(POOL)
         };
         let req = self.with_slot(class, |slot, _| slot.policy.dispatch(id, now))?;
-        self.class_of.remove(&id);
+        if class != POOL {
+            self.class_of.remove(&id);
+        }
         if self.serving != Some(class) {
             self.serving = Some(class);
             self.used = 0;
@@ -212,10 +216,7 @@ impl<P: Policy> Policy for Sliced<P> {
     }
 
     fn len(&self) -> usize {
-        match self.unit {
-            ShareUnit::None => self.classes.get(&POOL).map_or(0, |s| s.policy.len()),
-            ShareUnit::Time | ShareUnit::Bytes => self.class_of.len(),
-        }
+        self.classes.get(&POOL).map_or(0, |s| s.policy.len()) + self.class_of.len()
     }
 
     fn next_change(&self) -> Option<Nanos> {
@@ -227,7 +228,13 @@ impl<P: Policy> Policy for Sliced<P> {
 
     fn set_class_weight(&mut self, class: ClassId, weight: u32) {
         if self.unit != ShareUnit::None && class != POOL {
-            // Requests it already has in the pool stay there (`class_of` knows where).
+            // Requests it already has in the pool stay there.
+            if self.weighted.is_empty() {
+                // The pool stops being the only queue: index it.
+                if let Some(pool) = self.classes.get(&POOL).filter(|s| !s.policy.is_empty()) {
+                    self.ready.insert((pool.clock, POOL));
+                }
+            }
             self.weighted.insert(class);
             self.with_slot(class, |slot, _| slot.weight = weight.max(1));
         }
@@ -372,5 +379,29 @@ mod tests {
         assert_eq!(served(false), [1000, 0]);
         let [a, b] = served(true);
         assert!(a.abs_diff(b) <= 10, "{a} {b}");
+    }
+
+    /// A weight given while the pool holds requests: the pool joins the turns with what it
+    /// holds, and every request is still served, once.
+    #[test]
+    fn a_weight_given_late_leaves_the_pools_requests_served() {
+        let mut p = Sliced::new(Sptf::new, ShareUnit::Time, 10 * MS);
+        for id in 0..4u64 {
+            p.enqueue(req(id, (id % 2) as u32, id * 1_000, 0), 0);
+        }
+        p.set_class_weight(ClassId(1), 2 * DEFAULT_WEIGHT);
+        p.enqueue(req(4, 1, 5_000, 0), 0);
+        assert_eq!(p.len(), 5);
+        let mut served = Vec::new();
+        let mut now = 0;
+        while let Some(r) = p.choose(&head_at(0), now) {
+            p.dispatch(r.id, now).unwrap();
+            now += MS;
+            p.completed(&r, MS, now);
+            served.push(r.id.0);
+        }
+        served.sort_unstable();
+        assert_eq!(served, [0, 1, 2, 3, 4]);
+        assert_eq!(p.len(), 0);
     }
 }
