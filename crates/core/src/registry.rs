@@ -394,9 +394,9 @@ pub mod tunables {
     tunable!(
         SLICE,
         "slice",
-        "100ms",
+        "125ms",
         POSITIVE,
-        "rw-sptf: how long a class keeps the disk while it has requests (CFQ's slice_sync), when other classes wait"
+        "rw-sptf: how long a class keeps the disk while it has requests (BFQ's timeout_sync), when other classes wait"
     );
     tunable!(CHAINS_ON, "chains", "1", TunableKind::Integer { min: 0, max: 1 },
         "1: follow chains of short-lived processes (find -exec cat, make): wait for the process that continues where an exited one left off, priced by what past chains did");

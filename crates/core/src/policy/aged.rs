@@ -29,21 +29,30 @@ use super::sptf::outward;
 use crate::estimator::PositionEstimator;
 use crate::request::{Nanos, Request, RequestId, MS};
 
-/// The credit one age class spans: its window is this divided by the aging rate (50 ms at
+/// The credit one age class spans: its window is this divided by the aging rate (10 ms at
 /// `as-rw-sptf`'s rate for synchronous requests, 500 ms for asynchronous writes).
 pub const CLASS_CREDIT_NS: f64 = MS as f64;
 
-/// The order of gradual aging: positioning time plus `rate` times the issue time, which is
-/// positioning time less `rate` times the wait, shifted by `rate * now` for every request.
-pub(crate) fn aged_key(est: &dyn PositionEstimator, r: &Request, now: Nanos, rate: f64) -> f64 {
-    est.positioning_time(r, now) as f64 + rate * r.issued as f64
+/// The order of gradual aging: positioning time plus `rate` times the issue time, or times
+/// `now - grace` for a request younger than `grace`; that is positioning time less `rate`
+/// times the wait beyond the grace, shifted by `rate * (now - grace)` for every request.
+pub(crate) fn aged_key(
+    est: &dyn PositionEstimator,
+    r: &Request,
+    now: Nanos,
+    rate: f64,
+    grace: Nanos,
+) -> f64 {
+    est.positioning_time(r, now) as f64 + rate * r.issued.min(now.saturating_sub(grace)) as f64
 }
 
 /// Pending requests in age classes, each in sector order; see the module documentation.
 #[derive(Debug)]
 pub(crate) struct AgedQueue {
-    /// Positioning time credited per nanosecond of waiting.
+    /// Positioning time credited per nanosecond of waiting beyond `grace`.
     rate: f64,
+    /// How long a request waits before its wait earns credit.
+    grace: Nanos,
     /// The width of a class's window, ns (`u64::MAX` without aging: one class).
     window: u64,
     /// Class (issue time / `window`) to its requests by (sector, id).
@@ -55,8 +64,9 @@ pub(crate) struct AgedQueue {
 }
 
 impl AgedQueue {
-    /// A queue aging at `rate` (ns of positioning time credited per ns waited).
-    pub(crate) fn new(rate: f64) -> Self {
+    /// A queue aging at `rate` (ns of positioning time credited per ns waited beyond
+    /// `grace`).
+    pub(crate) fn new(rate: f64, grace: Nanos) -> Self {
         let window = if rate > 0.0 {
             (CLASS_CREDIT_NS / rate).clamp(1.0, u64::MAX as f64) as u64
         } else {
@@ -64,6 +74,7 @@ impl AgedQueue {
         };
         Self {
             rate,
+            grace,
             window,
             classes: BTreeMap::new(),
             place: HashMap::default(),
@@ -127,8 +138,12 @@ impl AgedQueue {
         let nearest_bound = est.lower_bound(0) as f64;
         let mut best: Option<((f64, Nanos, RequestId), &Request)> = None;
         for (&class, members) in &self.classes {
-            // Every request of this class and the younger ones arrived at or after this.
-            let opened = self.rate * class.saturating_mul(self.window) as f64;
+            // Every request of this class and the younger ones arrived at or after this (and
+            // the grace makes every request count as arriving no earlier than now - grace).
+            let opened = self.rate
+                * class
+                    .saturating_mul(self.window)
+                    .min(now.saturating_sub(self.grace)) as f64;
             if best.is_some_and(|((k, ..), _)| nearest_bound + opened > k) {
                 break;
             }
@@ -138,14 +153,14 @@ impl AgedQueue {
                 if best.is_some_and(|((k, ..), _)| est.lower_bound(nearest) as f64 + opened > k) {
                     break;
                 }
-                let key = (aged_key(est, r, now, self.rate), r.issued, r.id);
+                let key = (aged_key(est, r, now, self.rate, self.grace), r.issued, r.id);
                 if best.is_none_or(|(k, _)| key < k) {
                     best = Some((key, r));
                 }
             }
         }
         let (_, r) = best?;
-        let credit = self.rate * now.saturating_sub(r.issued) as f64;
+        let credit = self.rate * now.saturating_sub(self.grace).saturating_sub(r.issued) as f64;
         Some((*r, credit as Nanos))
     }
 }
@@ -168,11 +183,12 @@ mod tests {
             crowded in any::<bool>(),
             head in 0u64..3_000_000,
             rate in prop_oneof![Just(0.0), 0.0f64..0.1, 1e-4f64..1e-3],
+            grace in prop_oneof![Just(0u64), 0u64..1_000_000_000],
             estimator in 0u8..3,
             picks in 1usize..20,
         ) {
             let now = 1_000_000_000;
-            let mut q = AgedQueue::new(rate);
+            let mut q = AgedQueue::new(rate, grace);
             let mut all = Vec::new();
             let place = |sector: u64| crowd(crowded, head, sector);
             for (i, &(sector, issued)) in reqs.iter().enumerate() {
@@ -187,13 +203,14 @@ mod tests {
                 let pass = all
                     .iter()
                     .min_by(|a, b| {
-                        let ka = (aged_key(est.as_ref(), a, now, rate), a.issued, a.id);
-                        let kb = (aged_key(est.as_ref(), b, now, rate), b.issued, b.id);
+                        let ka = (aged_key(est.as_ref(), a, now, rate, grace), a.issued, a.id);
+                        let kb = (aged_key(est.as_ref(), b, now, rate, grace), b.issued, b.id);
                         ka.partial_cmp(&kb).unwrap()
                     })
                     .unwrap();
                 prop_assert_eq!(walk.id, pass.id);
-                prop_assert_eq!(credit, (rate * (now - walk.issued) as f64) as Nanos);
+                let waited = (now - grace).saturating_sub(walk.issued);
+                prop_assert_eq!(credit, (rate * waited as f64) as Nanos);
                 let oldest = all.iter().min_by_key(|r| (r.issued, r.id)).unwrap();
                 prop_assert_eq!(q.oldest(), Some(oldest.issued));
                 prop_assert_eq!(q.oldest_request().map(|r| r.id), Some(oldest.id));

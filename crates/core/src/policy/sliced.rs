@@ -10,7 +10,7 @@
 //! for a slice (a budget), idling for it when it has nothing pending, and choose the next by
 //! virtual time: a switch costs one seek per slice, not per request, and the clocks keep the
 //! shares. So here: the class in service keeps the disk while it has a request pending and
-//! its slice (100 ms of disk time, CFQ's `slice_sync`) is not used up; when it has nothing
+//! its slice (125 ms of disk time, BFQ's `timeout_sync`) is not used up; when it has nothing
 //! pending the anticipation core decides whether to wait for it, as for any context (the
 //! candidate then comes from the next class, which waiting would delay); then the class with
 //! the smallest clock is served. A class's clock advances by what it was served, in disk time
@@ -23,7 +23,7 @@
 //! pool, which takes its turns with the default weight, as the processes of a cgroup without
 //! a weight share it. Turns cost a seek each, and give equal-weight processes equal time,
 //! which the paper's schedulers never promised: two sequential readers lose a tenth of their
-//! rate to 100 ms turns, and a reader that thinks holds the disk for a turn it uses slowly.
+//! rate to such turns, and a reader that thinks holds the disk for a turn it uses slowly.
 //! So without a contract asked for, the pool is one queue, one slice that never ends, and the
 //! base policy alone decides, with its aging as the bound on any wait.
 
@@ -37,8 +37,11 @@ use super::{Aging, Policy};
 use crate::estimator::PositionEstimator;
 use crate::request::{ClassId, Nanos, Request, RequestId, DEFAULT_WEIGHT, MS};
 
-/// CFQ's `slice_sync`: how long the class in service keeps the disk.
-pub const DEFAULT_SLICE: Nanos = 100 * MS;
+/// How long the class in service keeps the disk: BFQ's `timeout_sync`, the longest a BFQ
+/// queue holds it. Turns cost a seek each; CFQ's 100 ms (`slice_sync`) cost two readers of
+/// 1:2 a tenth more of their rate than BFQ's turns do, and longer turns make a class of small
+/// weight wait longer for its next one.
+pub const DEFAULT_SLICE: Nanos = 125 * MS;
 
 /// The queue of every class without a weight of its own.
 const POOL: ClassId = ClassId(u32::MAX);

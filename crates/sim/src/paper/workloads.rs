@@ -492,14 +492,19 @@ fn two(think_p: Think, think_q: Think) -> [Reader<'static>; 2] {
 
 /// `spec` with `estimator=...` added if the scheduler has that tunable.
 fn with_estimator(spec: &str, estimator: &str) -> String {
+    with_tunable(spec, "estimator", estimator)
+}
+
+/// `spec` with `key=value` added where its scheduler has that tunable, else `spec` as it is.
+fn with_tunable(spec: &str, key: &str, value: &str) -> String {
     let name = spec.split(':').next().unwrap_or(spec);
     let has = antsched_core::catalog()
         .iter()
-        .any(|s| s.name == name && s.tunables.iter().any(|t| t.name == "estimator"));
+        .any(|s| s.name == name && s.tunables.iter().any(|t| t.name == key));
     match (has, spec.contains(':')) {
         (false, _) => spec.to_string(),
-        (true, true) => format!("{spec},estimator={estimator}"),
-        (true, false) => format!("{spec}:estimator={estimator}"),
+        (true, true) => format!("{spec},{key}={value}"),
+        (true, false) => format!("{spec}:{key}={value}"),
     }
 }
 
@@ -514,7 +519,17 @@ pub fn plan(o: &PaperOptions) -> Vec<PlannedRun> {
                 variant: variant.into(),
                 x,
                 label: label.into(),
-                scheduler: with_estimator(label, &o.estimator),
+                // BFQ's experiments give their weights in bytes, BFQ's contract: a scheduler
+                // whose user chooses the unit of its weights (`share`) is told bytes there, as
+                // a user asking for BFQ's contract would tell it.
+                scheduler: with_estimator(
+                    &if group == "bfq-shares" {
+                        with_tunable(label, "share", "bytes")
+                    } else {
+                        label.to_string()
+                    },
+                    &o.estimator,
+                ),
                 disk: disk.into(),
                 job: job.into(),
                 cap_s: group
