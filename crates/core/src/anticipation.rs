@@ -33,7 +33,7 @@ use rustc_hash::FxHashMap as HashMap;
 use crate::estimator::{Memo, PositionEstimator};
 use crate::heuristic::{Evaluation, Heuristic};
 use crate::policy::Policy;
-use crate::request::{ClassId, ContextId, Nanos, Op, Request, RequestId};
+use crate::request::{ClassId, ContextId, Nanos, Request, RequestId};
 use crate::scheduler::{AnticipationStats, Scheduler};
 use crate::stats::{ContextStats, StatsConfig};
 
@@ -312,13 +312,17 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
 
     /// How long to wait before dispatching `cand`; 0 dispatches it now.
     fn evaluate(&mut self, cand: &Request, now: Nanos) -> Nanos {
-        // A write candidate goes at once: the thesis's framework asks the heuristic only about
-        // a read ("duration = next.is_read_request ? sched_evaluate(last, next) : 0",
-        // Appendix I). Holding the disk idle for a reader while a write waits would trade the
-        // writer's progress for a seek the write-back can absorb later; and the heuristics'
-        // benefit side (the positioning a reader would save) says nothing about a write,
-        // which nobody is blocked on.
-        if cand.op == Op::Write {
+        // An asynchronous write candidate goes at once: the thesis's framework asks the
+        // heuristic only about a read ("duration = next.is_read_request ?
+        // sched_evaluate(last, next) : 0", Appendix I), whose writes were all write-back.
+        // Holding the disk idle for a reader while write-back waits trades nothing anyone
+        // waits for, but it would trade the write-back's progress for a seek it can absorb
+        // later. A synchronous write (`direct=1`, `O_SYNC`) has a process blocked on it as a
+        // read does, and is weighed as one: dispatched at once, it would win every decision
+        // against a reader that had just been served (the reader is never waited for) while
+        // the reader's requests lose to the writer's waited-for ones, and a reader against a
+        // synchronous sequential writer got one request per aging period.
+        if !cand.drives_anticipation() {
             return 0;
         }
         let Some(last) = self.last else {

@@ -282,26 +282,28 @@ fn clook_waits_for_a_forward_reader_when_the_candidate_is_behind() {
 }
 
 /// Appendix I: the framework asks the heuristic about a read candidate only
-/// (`duration = next.is_read_request ? sched_evaluate(last, next) : 0`): a write goes at
-/// once, where a read in its place is waited on.
+/// (`duration = next.is_read_request ? sched_evaluate(last, next) : 0`), its writes being
+/// write-back: an asynchronous write goes at once, where a read in its place is waited on.
+/// A synchronous write (a process blocked on it) is weighed as a read is.
 #[test]
-fn a_write_candidate_is_dispatched_at_once() {
-    for spec in ["as-sptf", "as-aged-sptf", "as-clook"] {
-        for (op, waits) in [
-            (antsched_core::Op::Read, true),
-            (antsched_core::Op::Write, false),
+fn an_asynchronous_write_candidate_is_dispatched_at_once() {
+    for spec in ["as-sptf", "as-aged-sptf", "as-clook", "as-rw-sptf"] {
+        for (op, sync, waits) in [
+            (antsched_core::Op::Read, true, true),
+            (antsched_core::Op::Write, false, false),
+            (antsched_core::Op::Write, true, true),
         ] {
             let mut s = sched(spec);
             let mut d = Driver::new(&mut *s);
             train(&mut d, 0, 0, FAR, 128, 12, 200 * US);
             let other = antsched_core::Request {
                 op,
-                sync: op == antsched_core::Op::Read,
+                sync,
                 ..d.request(1, 1, 3 * FAR, 128)
             };
             d.s.enqueue(other, d.now);
             let got = d.s.poll_dispatch(d.now);
-            assert_eq!(got.is_none(), waits, "{spec} {op:?}");
+            assert_eq!(got.is_none(), waits, "{spec} {op:?} sync={sync}");
         }
     }
 }
