@@ -287,7 +287,7 @@ def main():
 
     # The rotational phase between the two sequential streams, for work-conserving schedulers.
     for w in ("seq2", "rw"):
-        for sch in ("noop", "deadline", "bfq:slice_idle=0"):
+        for sch in ("noop", "deadline", "bfq:low_latency=0,slice_idle=0", "bfq"):
             vals = []
             base = sim(w).get(sch)
             if base:

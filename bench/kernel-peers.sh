@@ -13,9 +13,9 @@
 # - Beside each, what `antsched sim` predicts for the very same job file (its
 #   `filename=/dev/loopN` is the simulated disk addressed at `offset`, and the mount lays the
 #   file out from sector 0, so both address the same sectors) under antsched's model of that
-#   scheduler: `noop` for none, `deadline` for mq-deadline, `bfq` for bfq (antsched's `bfq` is
-#   Linux's with low_latency 0: it has no low_latency tunable, so the low_latency 1 row is
-#   compared with plain `bfq` too), `bfq:slice_idle=0`. For the work-conserving rows of the two
+#   scheduler: `noop` for none, `deadline` for mq-deadline, `bfq` (whose `low_latency` is 1 by
+#   default, as Linux's) for bfq, `bfq:low_latency=0` and `bfq:low_latency=0,slice_idle=0` for
+#   the other two settings. For the work-conserving rows of the two
 #   sequential patterns it also prints the prediction with the second job 1 to 5 requests
 #   further on (KP_SKEWS), the range the rotational phase between the two streams spans; and
 #   for every kernel row the mount's recording of it (the requests as the loop device sent
@@ -214,7 +214,7 @@ set_sched() {
     bfq-ll0-idle0) echo 0 > "$SYSQ/iosched/low_latency"; echo 0 > "$SYSQ/iosched/slice_idle" ;;
   esac
 }
-declare -A SIM_OF=([none]=noop [mq-deadline]=deadline [bfq-ll1]=bfq [bfq-ll0]=bfq [bfq-ll0-idle0]=bfq:slice_idle=0)
+declare -A SIM_OF=([none]=noop [mq-deadline]=deadline [bfq-ll1]=bfq [bfq-ll0]=bfq:low_latency=0 [bfq-ll0-idle0]=bfq:low_latency=0,slice_idle=0)
 SETTINGS=(none mq-deadline bfq-ll1 bfq-ll0 bfq-ll0-idle0)
 
 # The tunables in effect, for the record: "name=value ..." of the loop device's scheduler.
@@ -332,14 +332,15 @@ rm -f "$B/disk.img"
 DEFAULT_SCHED=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["runs"][0]["scheduler"])' "$D/mount-default.stats.json")
 for w in "${WORKLOADS[@]}"; do
   "$ANTSCHED" sim "$JOBS/$w.fio" --disk "$DISK" --scheduler noop --scheduler deadline --scheduler bfq \
-    --scheduler bfq:slice_idle=0 --scheduler "$DEFAULT_SCHED" --scheduler as-rw-sptf --json "$D/$w.sim.json" > /dev/null
+    --scheduler bfq:low_latency=0 --scheduler bfq:low_latency=0,slice_idle=0 --scheduler "$DEFAULT_SCHED" \
+    --scheduler as-rw-sptf --json "$D/$w.sim.json" > /dev/null
 done
 # The work-conserving rows of the sequential patterns: the second job k requests further on.
 for w in seq2 rw; do
   for k in $SKEWS; do
     SKEW_OFFSET=$((1024 * 1024 * 1024 + k * 65536)) write_job "$w-skew$k" /dev/loop-skew "${P1[$w]}" "${P2[$w]}"
     "$ANTSCHED" sim "$JOBS/$w-skew$k.fio" --disk "$DISK" --scheduler noop --scheduler deadline \
-      --scheduler bfq:slice_idle=0 --json "$D/$w-skew$k.sim.json" > /dev/null
+      --scheduler bfq:low_latency=0,slice_idle=0 --scheduler bfq --json "$D/$w-skew$k.sim.json" > /dev/null
   done
 done
 

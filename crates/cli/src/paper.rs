@@ -758,7 +758,8 @@ fn comparison_section(c: &Comparison) -> String {
          microbenchmarks, on the paper's disk: the section 4.1 access patterns, think times of 4 and \
          8 ms (4.2.1: both readers; 4.2.2: one of them), the shares workloads (4.7's 1:2 and 1:1:3 in \
          disk time, BFQ's 1:2 and 1:2:10 in bytes, where a scheduler whose weights' unit is a tunable \
-         runs with `share=bytes`), two sequential readers, and the Linux/CAS \
+         runs with `share=bytes` and `bfq` with `low_latency=0` as in the BFQ report), two \
+         sequential readers, and the Linux/CAS \
          tables (Table 1: the reader's time against a writer; Table 2: the find's time against a \
          streaming reader; Table 3: MB/s of one and two finds). `≥` marks a run stopped at its \
          cap before the timed job finished. `‡` marks a run that starved a context: some request \

@@ -990,6 +990,7 @@ mod tests {
         assert_eq!(b.duration("fifo_expire_async"), bc.fifo_expire_async);
         assert_eq!(b.integer("back_seek_max"), bc.back_seek_max);
         assert_eq!(b.integer("back_seek_penalty"), bc.back_seek_penalty);
+        assert_eq!(b.integer("low_latency") == 1, bc.low_latency);
         for name in ["deadline", "linux-as", "cfq", "bfq"] {
             assert_eq!(t(name).integer("depth"), 1);
         }
@@ -1001,6 +1002,7 @@ mod tests {
         for spec in [
             "bfq:slice_idle=4ms",
             "bfq:max_budget=4096,timeout_sync=100ms,strict_guarantees=1,depth=4",
+            "bfq:low_latency=0,slice_idle=0",
             "linux-as:antic_expire=10ms",
             "cas:antic_expire=0,read_batch_expire=1s",
             "linux-as-2.6.32:write_expire=1s",
@@ -1016,9 +1018,12 @@ mod tests {
     fn a_peer_rejects_unknown_tunables_listing_its_own() {
         let env = BuildEnv::default();
         // Left out on purpose (see the peers' module docs), so not silently accepted.
-        let e = build("bfq:low_latency=1", &env).err().unwrap().to_string();
+        let e = build("bfq:slice_idle_us=8000", &env)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(
-            e.contains("low_latency") && e.contains("slice_idle") && e.contains("max_budget"),
+            e.contains("slice_idle_us") && e.contains("low_latency") && e.contains("max_budget"),
             "{e}"
         );
         let e = build("deadline:front_merges=1", &env)

@@ -1,6 +1,7 @@
-//! The rules of `bfq` (Linux 6.x `bfq-iosched.c` and `bfq-wf2q.c`, without `low_latency`),
-//! one test per rule, driven with explicit times, and the shares of the BFQ report's
-//! sequential-reader experiments.
+//! The rules of `bfq` (Linux 6.x `bfq-iosched.c` and `bfq-wf2q.c`) with `low_latency` 0, one
+//! test per rule, driven with explicit times, and the shares of the BFQ report's
+//! sequential-reader experiments (whose BFQ had no weight raising). The low-latency rules have
+//! their own tests, beside the code (`peers/bfq/tests.rs`).
 
 mod common;
 
@@ -11,7 +12,13 @@ use common::{paper_service, Driver, Reader};
 const FAR: u64 = 2_000_000;
 
 fn bfq() -> Bfq {
-    Bfq::new("bfq", BfqConfig::default())
+    Bfq::new(
+        "bfq",
+        BfqConfig {
+            low_latency: false,
+            ..BfqConfig::default()
+        },
+    )
 }
 
 /// `bfq_delta`: a service in virtual time.
@@ -229,7 +236,7 @@ fn bfq_serves_weights_in_proportion() {
     // The BFQ report's bandwidth-distribution runs: sequential readers with weights 1:2 and
     // 1:2:10 get byte shares within 10 % of their weights.
     for weights in [vec![100, 200], vec![100, 200, 1_000]] {
-        let bytes = readers_with_weights("bfq", &weights, 6_000);
+        let bytes = readers_with_weights("bfq:low_latency=0", &weights, 6_000);
         eprintln!("weights {weights:?}: bytes {bytes:?}");
         assert_shares(&bytes, &weights, 0.10);
     }
@@ -247,8 +254,8 @@ fn bfq_keeps_two_sequential_readers_near_the_bandwidth_of_one() {
         d.run(&mut rs, n, &paper_service);
         d.now
     };
-    let one = time("bfq", 1);
-    let two = time("bfq", 2);
+    let one = time("bfq:low_latency=0", 1);
+    let two = time("bfq:low_latency=0", 2);
     eprintln!("one reader {one}, two readers {two}");
     // The same bytes take at most 1/0.85 as long with two readers sharing the disk.
     assert!(

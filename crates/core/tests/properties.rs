@@ -63,7 +63,9 @@ fn idle_bound(name: &str) -> Nanos {
     match name {
         "deadline" => 0,
         "linux-as" | "linux-as-2.6.32" | "cas" => 6 * MS,
-        "cfq" | "bfq" => 8 * MS,
+        "cfq" => 8 * MS,
+        // A weight-raised queue is idled for at least 20 ms (`bfq_arm_slice_timer`).
+        "bfq" => 20 * MS,
         _ => 15 * MS + MS,
     }
 }

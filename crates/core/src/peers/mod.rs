@@ -8,7 +8,7 @@
 //! | `linux-as-2.6.32` | the anticipatory scheduler with its cooperating-process rules | 2.6.16–2.6.32 `as-iosched.c` |
 //! | `cas` | Cooperative AS (Linux/CAS paper, section 4) | the paper; 2.6.32 for its open constants |
 //! | `cfq` | time-sliced CFQ | 2.6.29 `cfq-iosched.c` |
-//! | `bfq` | Budget Fair Queueing, B-WF2Q+ | 6.x `bfq-iosched.c`, `bfq-wf2q.c`, without `low_latency` |
+//! | `bfq` | Budget Fair Queueing, B-WF2Q+, with `low_latency` and stable merging | 6.x `bfq-iosched.c`, `bfq-wf2q.c` |
 //!
 //! Each implements [`Scheduler`] directly: they have their own idling logic and owe nothing to
 //! the anticipation core ([`crate::Anticipatory`]). What they share lives here: the sorted

@@ -30,8 +30,11 @@ impl Bfq {
     /// `bfq_serv_to_charge`.
     pub(super) fn serv_to_charge(&self, key: QueueKey, rq: &Request) -> u64 {
         let sectors = u64::from(rq.sectors);
-        let sync = self.queues.get(&key).is_some_and(|q| q.sync);
-        if sync || self.asymmetric(key) {
+        let sync_or_raised = self
+            .queues
+            .get(&key)
+            .is_some_and(|q| q.sync || q.wr_coeff > 1);
+        if sync_or_raised || self.asymmetric(key) {
             sectors
         } else {
             sectors * ASYNC_CHARGE_FACTOR
@@ -129,7 +132,7 @@ impl Bfq {
             e.budget = charge;
         }
         let extra = charge - e.service;
-        self.st.served(key, extra);
+        self.served(key, extra);
     }
 
     /// `__bfq_bfqq_recalc_budget`: budget feedback at expiry.
@@ -139,9 +142,14 @@ impl Bfq {
         let Some(q) = self.queues.get(&key) else {
             return;
         };
-        let mut budget = q.max_budget;
+        // A raised queue gets small budgets, close to what it asks for: short, frequent turns.
+        let mut budget = if q.wr_coeff == 1 {
+            q.max_budget
+        } else {
+            2 * min_budget
+        };
         let service = self.st.entity(key).map_or(0, |e| e.service);
-        if q.sync {
+        if q.sync && q.wr_coeff == 1 {
             budget = match reason {
                 // The queue emptied and stayed idle: give it less, unless it still had
                 // requests in flight (then it was not idle, we were too impatient).
@@ -156,7 +164,7 @@ impl Bfq {
                 Expiration::NoMoreRequests => service.max(min_budget),
                 Expiration::Preempted => return,
             };
-        } else {
+        } else if !q.sync {
             budget = device_max;
         }
         let auto = self.cfg.max_budget == 0;

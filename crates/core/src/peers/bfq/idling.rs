@@ -35,19 +35,28 @@ impl Bfq {
         let Some(q) = self.queues.get(&key) else {
             return false;
         };
-        if !q.alive {
+        if !q.alive() {
             return false;
         }
         let rotational_without_queueing = self.hw_tag == 0;
         let sequential_and_io_bound = !Self::seeky(q) && q.io_bound && q.has_short_ttime;
         // On a rotational disk (the `!nonrot` in the kernel's second test is always true).
-        rotational_without_queueing || sequential_and_io_bound
+        // Not with raised queues busy: idling for this one would delay them, and they are
+        // the ones that need low latency.
+        (rotational_without_queueing || sequential_and_io_bound) && self.wr_busy_queues() == 0
     }
 
-    /// `idling_needed_for_service_guarantees`.
+    /// `idling_needed_for_service_guarantees`. A raised queue is idled for when queues that
+    /// are not raised are busy (they would take the disk while it thinks, and its raising
+    /// would be for nothing), or when the device holds many requests of others.
     pub(super) fn idling_needed_for_guarantees(&self, key: QueueKey) -> bool {
-        self.queues.get(&key).is_some_and(|q| q.alive)
-            && (self.asymmetric(key) || self.busy_queues == 1)
+        let Some(q) = self.queues.get(&key).filter(|q| q.alive()) else {
+            return false;
+        };
+        let raised = q.wr_coeff > 1
+            && (self.wr_busy_queues() < self.busy_queues
+                || self.in_flight.len() >= q.dispatched + 4);
+        raised || self.asymmetric(key) || self.busy_queues == 1
     }
 
     /// `bfq_better_to_idle`.
@@ -55,7 +64,7 @@ impl Bfq {
         let Some(q) = self.queues.get(&key) else {
             return false;
         };
-        if !q.alive {
+        if !q.alive() {
             return false;
         }
         if self.cfg.strict_guarantees {
@@ -72,10 +81,17 @@ impl Bfq {
         self.queues.get(&key).is_some_and(|q| q.list.is_empty()) && self.better_to_idle(key)
     }
 
+    /// Counts the queue's weight among the busy queues' (`bfq_weights_tree_add`), unless it
+    /// is raised: a raised queue is not part of the symmetric scenario in the first place.
+    /// A queue of a group stands for its group, whose weight is never raised.
     pub(super) fn weights_tree_add(&mut self, key: QueueKey) {
-        let weight = self.queue_weight(key);
+        let weight = self
+            .st
+            .entity(key)
+            .map_or_else(|| self.queue_weight(key), |e| e.weight);
+        let grouped = self.queues.get(&key).is_some_and(|q| self.grouped(q.class));
         if let Some(q) = self.queues.get_mut(&key) {
-            if !q.in_weights_tree {
+            if !q.in_weights_tree && (grouped || q.wr_coeff == 1) {
                 q.in_weights_tree = true;
                 *self.weights.entry(weight).or_insert(0) += 1;
             }
@@ -109,9 +125,12 @@ impl Bfq {
         };
         q.wait_request = true;
         let mut sl = self.cfg.slice_idle;
-        // Do not idle long for a seeky queue, unless weights differ.
-        if seeky && !asymmetric {
+        // Do not idle long for a seeky queue, unless weights differ; a raised queue's process
+        // may think longer (an application starting), so wait for it at least 20 ms.
+        if seeky && q.wr_coeff == 1 && !asymmetric {
             sl = sl.min(BFQ_MIN_TT);
+        } else if q.wr_coeff > 1 {
+            sl = sl.max(20 * MS);
         }
         self.last_idling_start = now;
         self.idle_timer = Some(now + sl);

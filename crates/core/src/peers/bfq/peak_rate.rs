@@ -19,7 +19,7 @@ const MIN_INTERVAL: Nanos = 300 * MS;
 /// `BFQ_RATE_REF_INTERVAL`.
 const REF_INTERVAL: Nanos = 1_000 * MS;
 /// `ref_rate[0]`: the reference peak rate of a rotational disk, (sectors/us) << 16.
-const REF_RATE_ROTATIONAL: u64 = 14_000;
+pub const REF_RATE_ROTATIONAL: u64 = 14_000;
 
 /// One dispatch as the estimator sees it.
 pub struct Dispatch {

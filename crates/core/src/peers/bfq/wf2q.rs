@@ -61,6 +61,8 @@ pub struct Entity {
     pub budget: u64,
     /// Sectors it has received in its current turn.
     pub service: u64,
+    /// Its queue's weight-raising coefficient, which divides the back-shift correction.
+    pub wr_coeff: u64,
     tree: Tree,
     /// Counted in `wsum` (`on_st`): active, idle, or in service.
     on_st: bool,
@@ -93,6 +95,7 @@ impl ServiceTree {
             finish: 0,
             budget: 0,
             service: 0,
+            wr_coeff: 1,
             tree: Tree::None,
             on_st: false,
             pos: (0, 0),
@@ -214,7 +217,8 @@ impl ServiceTree {
         // that are often idle could otherwise fall far below vtime and then monopolize the
         // device.
         if backshifted && vtime > e.finish {
-            let d = vtime - e.finish;
+            // A raised queue is pushed up less: its weight is meant to get it ahead.
+            let d = (vtime - e.finish) / e.wr_coeff.max(1);
             e.start += d;
             e.finish += d;
         }
@@ -285,6 +289,17 @@ impl ServiceTree {
             self.forget(key);
         } else {
             self.insert(key, Tree::Idle);
+        }
+    }
+
+    /// `__bfq_entity_update_weight_prio` for an entity in service or on a tree: a new weight,
+    /// counted in `wsum` at once.
+    pub fn set_weight(&mut self, key: QueueKey, weight: u64) {
+        if let Some(e) = self.entities.get_mut(&key) {
+            if e.on_st {
+                self.wsum = self.wsum - e.weight + weight;
+            }
+            e.weight = weight;
         }
     }
 
