@@ -190,7 +190,10 @@ pub fn notes(c: &Comparison) -> String {
 - **Long-lived readers (4.1, 4.2, two readers).** Two sequential mmap readers get {as_sptf} \
 (as-sptf), {as_clook} (as-clook) and {as_aged} MB/s (as-aged-sptf) against {las} for linux-as, {cas} \
 for cas, {bfq} for BFQ and {cfq} for CFQ. The Linux schedulers switch readers whenever a read expires \
-or a batch or slice ends, and pay a seek each time; that is also why their worst p99 on the 4.1 \
+or a batch or slice ends, and pay a seek each time; BFQ, with its default `low_latency`, raises the \
+weights of the two new readers, so that idling for either no longer counts as boosting throughput, and \
+600 ms in merges their queues into one (stable merging) that it serves in elevator order without \
+idling, as Linux's BFQ does on the same disk (`bench/kernel-peers.sh`). That is also why their worst p99 on the 4.1 \
 sequential and alternate-block patterns is {linux_p99} ms where as-aged-sptf's is {aged_p99} ms. On \
 random reads (4.1 random/read) as-aged-sptf's cost-benefit rule changes aged-sptf's throughput by \
 {g_aged}, LAS's mean-seek rule deadline's by {g_las}, while CFQ and BFQ, which stop idling for seeky \
@@ -222,9 +225,10 @@ Table 2 the find takes {t2_aged} s under as-aged-sptf, which keeps anticipating 
 each `cat` only when its read ages past its bound, and {t2_never} s under C-LOOK, as-clook and \
 as-sptf, which do not leave the stream; Stride and YFQ, where each `cat` is its own class and its read \
 is served next to the stream's, take {t2_stride} and {t2_yfq} s, against CAS's {t2_cas} and \
-deadline's {t2_dl}. CFQ ({t2_cfq} s) and BFQ ({t2_bfq} s) make each new process's queue wait for the \
-stream's slice or budget; the kernel's BFQ would raise a new queue's weight (`low_latency`, left out \
-of ours), and later CFQs (2.6.30 on) switch to a close cooperating queue.
+deadline's {t2_dl}. CFQ ({t2_cfq} s) makes each new process's queue wait for the stream's slice \
+(later CFQs, 2.6.30 on, switch to a close cooperating queue); BFQ ({t2_bfq} s), with its default \
+`low_latency`, stably merges the find's queue, made with the stream's, into the stream's 600 ms in, \
+and the find's reads then wait behind the stream in that queue's elevator order.
 ",
         as_sptf = l.v("seq-mmap", "as-sptf"),
         as_clook = l.v("seq-mmap", "as-clook"),
