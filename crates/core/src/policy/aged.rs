@@ -3,8 +3,9 @@
 //! paper ran it as a hard bound, [`super::AgedSptf`]). The queue of `as-rw-sptf`'s base policy
 //! ([`super::RwSptf`]).
 //!
-//! The order is that of `positioning + rate * issued`, the credit `rate * (now - issued)`
-//! shifted by `rate * now`, the same for every request. It is a sum of a term that grows with
+//! The order is that of `positioning + rate * issued` (with a grace, of `issued` or
+//! `now - grace`, whichever is earlier), the credit `rate * (now - issued)` shifted by
+//! `rate * now`, the same for every request. It is a sum of a term that grows with
 //! the distance from the head and one fixed when the request arrived, so a decision need not
 //! ask about every pending request. The requests are kept in *age classes*, each the requests
 //! issued in one window of [`CLASS_CREDIT_NS`] / `rate` nanoseconds, in sector order. Every
@@ -14,6 +15,13 @@
 //! win; and once the opening alone does, no younger class can. The classes are visited oldest
 //! first, so the choice is usually made in the first few: with 4,096 requests pending a
 //! decision looks at a handful of classes and a few requests in each.
+//!
+//! With a grace (credit only for the wait beyond it, as `as-rw-sptf`'s synchronous requests
+//! have), every request still within its grace has the same age term, so their classes can
+//! never cut each other's walks short, and a walk per class would visit all of them. So the
+//! classes are walked only while they are past the grace, and the rest in one walk outward
+//! over every request in sector order, whose bound is the age term of the first class not
+//! walked: a pure SPTF walk.
 //!
 //! The windows are a matter of speed only: any width gives the choice a pass over every
 //! request would make (least key, then oldest, then lowest id; a property test holds it). One
@@ -59,8 +67,13 @@ pub(crate) struct AgedQueue {
     classes: BTreeMap<u64, BTreeMap<(u64, RequestId), Request>>,
     /// Each request's class and sector, for removal by id.
     place: HashMap<RequestId, (u64, u64)>,
-    /// (issue time, id) of every request: the oldest without a pass over its class.
-    by_age: BTreeSet<(Nanos, RequestId)>,
+    /// (issue time, id) of every request, where asked for ([`AgedQueue::tracking_oldest`]):
+    /// the oldest without a pass over its class.
+    by_age: Option<BTreeSet<(Nanos, RequestId)>>,
+    /// Every request by (sector, id), kept only with a grace: requests younger than the grace
+    /// all have the same age term, so their classes cannot cut each other's walks short, and
+    /// one walk over them all in sector order replaces a walk per class.
+    by_sector: BTreeMap<(u64, RequestId), Request>,
 }
 
 impl AgedQueue {
@@ -78,8 +91,16 @@ impl AgedQueue {
             window,
             classes: BTreeMap::new(),
             place: HashMap::default(),
-            by_age: BTreeSet::new(),
+            by_age: None,
+            by_sector: BTreeMap::new(),
         }
+    }
+
+    /// The same queue, also keeping its requests by age for [`AgedQueue::oldest`] (an index
+    /// per request, kept only where the oldest is asked for: the write-back's expiry).
+    pub(crate) fn tracking_oldest(mut self) -> Self {
+        self.by_age = Some(BTreeSet::new());
+        self
     }
 
     fn class_of(&self, issued: Nanos) -> u64 {
@@ -93,7 +114,12 @@ impl AgedQueue {
             .or_default()
             .insert((req.sector, req.id), req);
         self.place.insert(req.id, (class, req.sector));
-        self.by_age.insert((req.issued, req.id));
+        if let Some(a) = &mut self.by_age {
+            a.insert((req.issued, req.id));
+        }
+        if self.grace > 0 {
+            self.by_sector.insert((req.sector, req.id), req);
+        }
     }
 
     pub(crate) fn remove(&mut self, id: RequestId) -> Option<Request> {
@@ -106,18 +132,21 @@ impl AgedQueue {
         if members.is_empty() {
             self.classes.remove(&class);
         }
-        self.by_age.remove(&(req.issued, req.id));
+        if let Some(a) = &mut self.by_age {
+            a.remove(&(req.issued, req.id));
+        }
+        self.by_sector.remove(&(sector, id));
         Some(req)
     }
 
-    /// Issue time of the oldest request.
+    /// Issue time of the oldest request (`None` unless [`AgedQueue::tracking_oldest`]).
     pub(crate) fn oldest(&self) -> Option<Nanos> {
-        self.by_age.first().map(|&(issued, _)| issued)
+        self.by_age.as_ref()?.first().map(|&(issued, _)| issued)
     }
 
     /// The oldest request itself.
     pub(crate) fn oldest_request(&self) -> Option<Request> {
-        let &(issued, id) = self.by_age.first()?;
+        let &(issued, id) = self.by_age.as_ref()?.first()?;
         let (class, sector) = self.place[&id];
         debug_assert_eq!(class, self.class_of(issued));
         self.classes[&class].get(&(sector, id)).copied()
@@ -129,22 +158,36 @@ impl AgedQueue {
 
     /// The request of least `positioning + rate * issued` (then oldest, then lowest id), and
     /// its credit for its wait, ns.
-    pub(crate) fn choose(
-        &self,
+    pub(crate) fn choose<'a>(
+        &'a self,
         est: &dyn PositionEstimator,
         now: Nanos,
     ) -> Option<(Request, Nanos)> {
         let head = est.head();
         let nearest_bound = est.lower_bound(0) as f64;
+        // Requests issued before this have waited past the grace and earn credit.
+        let cutoff = now.saturating_sub(self.grace);
         let mut best: Option<((f64, Nanos, RequestId), &Request)> = None;
+        let consider =
+            |r: &'a Request, best: &mut Option<((f64, Nanos, RequestId), &'a Request)>| {
+                let key = (aged_key(est, r, now, self.rate, self.grace), r.issued, r.id);
+                if best.is_none_or(|(k, _)| key < k) {
+                    *best = Some((key, r));
+                }
+            };
+        // The age term of the requests the class walk leaves to the walk over all of them.
+        let mut rest = None;
         for (&class, members) in &self.classes {
+            let start = class.saturating_mul(self.window);
             // Every request of this class and the younger ones arrived at or after this (and
-            // the grace makes every request count as arriving no earlier than now - grace).
-            let opened = self.rate
-                * class
-                    .saturating_mul(self.window)
-                    .min(now.saturating_sub(self.grace)) as f64;
+            // the grace makes every request count as arriving no earlier than the cutoff).
+            let opened = self.rate * start.min(cutoff) as f64;
             if best.is_some_and(|((k, ..), _)| nearest_bound + opened > k) {
+                break;
+            }
+            if self.grace > 0 && start.saturating_add(self.window) > cutoff {
+                // From here on requests within their grace: one walk over all.
+                rest = Some(opened);
                 break;
             }
             for (nearest, r) in outward(members, head) {
@@ -153,10 +196,17 @@ impl AgedQueue {
                 if best.is_some_and(|((k, ..), _)| est.lower_bound(nearest) as f64 + opened > k) {
                     break;
                 }
-                let key = (aged_key(est, r, now, self.rate, self.grace), r.issued, r.id);
-                if best.is_none_or(|(k, _)| key < k) {
-                    best = Some((key, r));
+                consider(r, &mut best);
+            }
+        }
+        if let Some(opened) = rest {
+            // Every request not yet walked arrived no earlier than the class that stopped the
+            // walk opened; the ones walked already are asked again, which changes nothing.
+            for (nearest, r) in outward(&self.by_sector, head) {
+                if best.is_some_and(|((k, ..), _)| est.lower_bound(nearest) as f64 + opened > k) {
+                    break;
                 }
+                consider(r, &mut best);
             }
         }
         let (_, r) = best?;
@@ -188,7 +238,7 @@ mod tests {
             picks in 1usize..20,
         ) {
             let now = 1_000_000_000;
-            let mut q = AgedQueue::new(rate, grace);
+            let mut q = AgedQueue::new(rate, grace).tracking_oldest();
             let mut all = Vec::new();
             let place = |sector: u64| crowd(crowded, head, sector);
             for (i, &(sector, issued)) in reqs.iter().enumerate() {

@@ -80,7 +80,7 @@ impl RwSptf {
     pub fn new(write_expire: Nanos, write_batch_expire: Nanos, read_batch_expire: Nanos) -> Self {
         Self {
             sync: AgedQueue::new(SYNC_AGING, SYNC_GRACE),
-            writes: AgedQueue::new(ASYNC_AGING, 0),
+            writes: AgedQueue::new(ASYNC_AGING, 0).tracking_oldest(),
             write_expire,
             write_batch_expire,
             read_batch_expire,
