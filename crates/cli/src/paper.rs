@@ -843,12 +843,7 @@ fn comparison_section(c: &Comparison) -> String {
         } else {
             best.join(", ")
         };
-        let top = c
-            .rows
-            .iter()
-            .filter_map(|r| r.cells[j].as_ref())
-            .map(|x| x.score)
-            .fold(0.0, f64::max);
+        let top = c.best_score(j);
         let distance = match ours.and_then(|r| r.cells[j].as_ref()) {
             None => "-".to_string(),
             Some(x) if x.starves => format!("{} (starves a context)", cell_text(x)),

@@ -855,12 +855,7 @@ fn the_default_scheduler_starves_no_one_and_is_near_every_columns_best() {
             assert!(x.value >= theirs, "{col:?}: {} against {theirs}", x.value);
             continue;
         }
-        let top = c
-            .rows
-            .iter()
-            .filter_map(|r| r.cells[k].as_ref())
-            .map(|x| x.score)
-            .fold(0.0, f64::max);
+        let top = c.best_score(k);
         let bar = match col.measure {
             paper::Measure::ShareRatio { .. } => 0.95,
             _ => 0.95 * top,

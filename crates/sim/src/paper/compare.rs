@@ -515,6 +515,22 @@ pub struct Comparison {
     pub best: Vec<Vec<String>>,
 }
 
+/// The best score of column `k` over `rows` (0 without a run).
+fn top_score(rows: &[ComparisonRow], k: usize) -> f64 {
+    rows.iter()
+        .filter_map(|row| row.cells[k].as_ref())
+        .map(|x| x.score)
+        .fold(0.0, f64::max)
+}
+
+impl Comparison {
+    /// The best score of column `k`: 1 where a run that starves no one is best; a share
+    /// column's best may fall short of its target, 1.
+    pub fn best_score(&self, k: usize) -> f64 {
+        top_score(&self.rows, k)
+    }
+}
+
 /// A run in which some request waited longer than this starved its context (issue 18's
 /// bound: "every context's worst request latency under 2 s"). Such a run can post the best
 /// figure of a column by serving only the others (`as-sptf` with one of two readers
@@ -614,11 +630,7 @@ pub fn compare(runs: &[PaperRun]) -> Comparison {
                 };
             }
         }
-        let top = rows
-            .iter()
-            .filter_map(|row| row.cells[k].as_ref())
-            .map(|x| x.score)
-            .fold(0.0, f64::max);
+        let top = top_score(&rows, k);
         best.push(
             rows.iter()
                 .filter(|row| {
