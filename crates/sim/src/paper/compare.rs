@@ -192,7 +192,7 @@ pub fn notes(c: &Comparison) -> String {
 for cas, {bfq} for BFQ and {cfq} for CFQ. The Linux schedulers switch readers whenever a read expires \
 or a batch or slice ends, and pay a seek each time; BFQ, with its default `low_latency`, raises the \
 weights of the two new readers, so that idling for either no longer counts as boosting throughput, and \
-600 ms in merges their queues into one (stable merging) that it serves in elevator order without \
+once its stable-merging delay (`bfq_late_stable_merging`) has passed merges their queues into one that it serves in elevator order without \
 idling, as Linux's BFQ does on the same disk (`bench/kernel-peers.sh`). That is also why their worst p99 on the 4.1 \
 sequential and alternate-block patterns is {linux_p99} ms where as-aged-sptf's is {aged_p99} ms. On \
 random reads (4.1 random/read) as-aged-sptf's cost-benefit rule changes aged-sptf's throughput by \
@@ -227,7 +227,7 @@ as-sptf, which do not leave the stream; Stride and YFQ, where each `cat` is its 
 is served next to the stream's, take {t2_stride} and {t2_yfq} s, against CAS's {t2_cas} and \
 deadline's {t2_dl}. CFQ ({t2_cfq} s) makes each new process's queue wait for the stream's slice \
 (later CFQs, 2.6.30 on, switch to a close cooperating queue); BFQ ({t2_bfq} s), with its default \
-`low_latency`, stably merges the find's queue, made with the stream's, into the stream's 600 ms in, \
+`low_latency`, stably merges the find's queue, made with the stream's, into the stream's once its stable-merging delay has passed, \
 and the find's reads then wait behind the stream in that queue's elevator order.
 ",
         as_sptf = l.v("seq-mmap", "as-sptf"),
