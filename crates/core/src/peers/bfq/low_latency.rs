@@ -516,15 +516,7 @@ impl Bfq {
             }
         }
         self.merges += 1;
-        // `bfq_release_process_ref`.
-        let (busy, empty) = self
-            .queues
-            .get(&from)
-            .map_or((false, false), |q| (q.busy, q.list.is_empty()));
-        if busy && empty && self.in_service != Some(from) {
-            self.del_busy(from, false);
-        }
-        self.prune(from);
+        self.release_process_ref(from);
     }
 
     /// How many stable merges were made, to inspect.

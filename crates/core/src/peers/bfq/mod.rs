@@ -723,6 +723,19 @@ impl Bfq {
         None
     }
 
+    /// `bfq_release_process_ref`: a queue its process no longer holds leaves the busy set if
+    /// it has nothing queued and is not in service, and goes once nothing refers to it.
+    fn release_process_ref(&mut self, key: QueueKey) {
+        let (busy, empty) = self
+            .queues
+            .get(&key)
+            .map_or((false, false), |q| (q.busy, q.list.is_empty()));
+        if busy && empty && self.in_service != Some(key) {
+            self.del_busy(key, false);
+        }
+        self.prune(key);
+    }
+
     /// Forgets a queue nobody will use again.
     fn prune(&mut self, key: QueueKey) {
         let gone = self
@@ -1045,15 +1058,7 @@ impl Scheduler for Bfq {
         if self.in_service == Some(key) {
             self.expire_low(key, Expiration::BudgetTimeout, now);
         }
-        // `bfq_release_process_ref`.
-        let (busy, empty) = self
-            .queues
-            .get(&key)
-            .map_or((false, false), |q| (q.busy, q.list.is_empty()));
-        if busy && empty && self.in_service != Some(key) {
-            self.del_busy(key, false);
-        }
-        self.prune(key);
+        self.release_process_ref(key);
     }
 
     fn set_class_weight(&mut self, class: ClassId, weight: u32) {
