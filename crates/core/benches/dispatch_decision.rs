@@ -81,6 +81,7 @@ fn bench(c: &mut Criterion) {
         "cas",
         "cfq",
         "bfq",
+        "bfq:low_latency=0",
     ] {
         for n in [1u32, 64, 4096] {
             g.throughput(Throughput::Elements(1));

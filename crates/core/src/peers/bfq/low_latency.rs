@@ -86,6 +86,29 @@ impl Bfq {
 
     /// `wr_busy_queues`: busy queues being weight-raised.
     pub(super) fn wr_busy_queues(&self) -> usize {
+        self.wr_busy
+    }
+
+    /// Keeps `wr_busy` in step with queue `key`, after anything that may have changed whether
+    /// it is busy or raised.
+    pub(super) fn count_wr_busy(&mut self, key: QueueKey) {
+        let Some(q) = self.queues.get_mut(&key) else {
+            return;
+        };
+        let now = q.busy && q.wr_coeff > 1;
+        if now != q.wr_busy {
+            q.wr_busy = now;
+            if now {
+                self.wr_busy += 1;
+            } else {
+                self.wr_busy -= 1;
+            }
+        }
+    }
+
+    /// `wr_busy` counted afresh, for tests to hold the count to.
+    #[cfg(test)]
+    pub(super) fn recount_wr_busy(&self) -> usize {
         self.queues
             .values()
             .filter(|q| q.busy && q.wr_coeff > 1)
@@ -179,6 +202,7 @@ impl Bfq {
                 q.last_wr_start_finish = now;
             }
         }
+        self.count_wr_busy(key);
     }
 
     /// The end of `bfq_add_request`: a busy asynchronous queue that gets a request long after
@@ -213,6 +237,7 @@ impl Bfq {
         if old_wr_coeff == 1 || q.wr_coeff == 1 || interactive {
             q.last_wr_start_finish = now;
         }
+        self.count_wr_busy(key);
     }
 
     /// `bfq_bfqq_end_wr`.
@@ -222,6 +247,7 @@ impl Bfq {
             q.wr_cur_max_time = 0;
             q.last_wr_start_finish = now;
         }
+        self.count_wr_busy(key);
     }
 
     /// `bfq_update_wr_data`, after a dispatch from the queue in service: end its raising if
@@ -243,7 +269,7 @@ impl Bfq {
                 if q.wr_cur_max_time != WR_RT_MAX_TIME || interactive_over {
                     self.end_wr(key, now);
                 } else if let Some(q) = self.queues.get_mut(&key) {
-                    // `switch_back_to_interactive_wr`.
+                    // `switch_back_to_interactive_wr`: raised before and after.
                     q.wr_coeff = WR_COEFF;
                     q.wr_cur_max_time = duration;
                     q.last_wr_start_finish = q.wr_start_at_switch_to_srt.unwrap_or(now);
@@ -516,6 +542,8 @@ impl Bfq {
             }
         }
         self.merges += 1;
+        self.count_wr_busy(from);
+        self.count_wr_busy(to);
         self.release_process_ref(from);
     }
 

@@ -246,6 +246,8 @@ struct BfqQueue {
     /// of its raising), when a soft real-time raising took over from an interactive one
     /// (`None`: minus infinity), and the service received while raised.
     wr_coeff: u64,
+    /// Counted in `wr_busy`: busy and raised when last looked at ([`Bfq::count_wr_busy`]).
+    wr_busy: bool,
     wr_cur_max_time: Nanos,
     last_wr_start_finish: Nanos,
     wr_start_at_switch_to_srt: Option<Nanos>,
@@ -277,6 +279,9 @@ pub struct Bfq {
     /// Busy queues per weight (`queue_weights_tree`).
     weights: BTreeMap<u64, usize>,
     busy_queues: usize,
+    /// `wr_busy_queues`: busy queues being weight-raised, kept as the kernel keeps it, so
+    /// that the idling rules, asked at every decision, need not count them.
+    wr_busy: usize,
     in_service: Option<QueueKey>,
     in_flight: HashMap<RequestId, QueueKey>,
     queued: usize,
@@ -335,6 +340,7 @@ impl Bfq {
             class_weights: HashMap::new(),
             weights: BTreeMap::new(),
             busy_queues: 0,
+            wr_busy: 0,
             in_service: None,
             in_flight: HashMap::new(),
             queued: 0,
@@ -446,6 +452,7 @@ impl Bfq {
         if q.dispatched == 0 {
             self.weights_tree_add(key);
         }
+        self.count_wr_busy(key);
     }
 
     /// `bfq_del_bfqq_busy`.
@@ -456,6 +463,7 @@ impl Bfq {
         q.busy = false;
         let dispatched = q.dispatched;
         self.busy_queues -= 1;
+        self.count_wr_busy(key);
         if dispatched == 0 {
             self.weights_tree_remove(key);
         }
@@ -797,6 +805,7 @@ impl Bfq {
             tot_idle_time: 0,
             creation_time: now,
             wr_coeff: 1,
+            wr_busy: false,
             wr_cur_max_time: 0,
             last_wr_start_finish: now,
             wr_start_at_switch_to_srt: None,

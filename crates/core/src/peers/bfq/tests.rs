@@ -92,6 +92,7 @@ impl Sim {
                     self.next_id += 1;
                     r.next += u64::from(r.sectors);
                     self.s.enqueue(rq, self.now);
+                    assert_eq!(self.s.wr_busy_queues(), self.s.recount_wr_busy());
                     check(&self.s, rq.context);
                 }
             }
@@ -115,6 +116,7 @@ impl Sim {
                     self.busy = None;
                     self.head = rq.end();
                     self.s.complete(rq.id, end);
+                    assert_eq!(self.s.wr_busy_queues(), self.s.recount_wr_busy());
                     *self.served.entry(rq.context.0).or_default() += 1;
                     if let Some(r) = self.readers.iter_mut().find(|r| r.ctx == rq.context.0) {
                         r.issue_at = Some(end + r.think);
