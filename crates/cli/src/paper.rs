@@ -632,7 +632,7 @@ fn draw_peer_plots(dir: &Path, runs: &[PaperRun], names: &mut Vec<String>) -> an
 /// a context.
 fn cell_text(x: &paper::Cell) -> String {
     let v = fmt_bound(x.value, x.lower_bound);
-    if x.starves {
+    if x.starves() {
         format!("{v}‡")
     } else {
         v
@@ -846,7 +846,7 @@ fn comparison_section(c: &Comparison) -> String {
         let top = c.best_score(j);
         let distance = match ours.and_then(|r| r.cells[j].as_ref()) {
             None => "-".to_string(),
-            Some(x) if x.starves => format!("{} (starves a context)", cell_text(x)),
+            Some(x) if x.starves() => format!("{} (starves a context)", cell_text(x)),
             Some(x) if matches!(k.measure, Measure::ShareRatio { .. }) => {
                 format!("{} ({:+.1}%)", cell_text(x), (x.score - 1.0) * 100.0)
             }

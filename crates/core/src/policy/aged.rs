@@ -218,7 +218,7 @@ impl AgedQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testutil::{crowd, estimator_at, req};
+    use crate::policy::testutil::{estimator_at, pending};
     use proptest::prelude::*;
 
     proptest! {
@@ -239,12 +239,9 @@ mod tests {
         ) {
             let now = 1_000_000_000;
             let mut q = AgedQueue::new(rate, grace).tracking_oldest();
-            let mut all = Vec::new();
-            let place = |sector: u64| crowd(crowded, head, sector);
-            for (i, &(sector, issued)) in reqs.iter().enumerate() {
-                let r = req(i as u64 + 1, i as u32, place(sector), issued);
-                q.enqueue(r, 0);
-                all.push(r);
+            let mut all = pending(&reqs, crowded, head);
+            for r in &all {
+                q.enqueue(*r, 0);
             }
             let mut head = head;
             for _ in 0..picks.min(all.len()) {

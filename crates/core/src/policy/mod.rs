@@ -167,6 +167,17 @@ pub(crate) mod testutil {
         }
     }
 
+    /// The property tests' pending requests: one per context, ids from 1, at `(sector,
+    /// issued)`, sectors crowded about `head` if `crowded`.
+    pub fn pending(reqs: &[(u64, Nanos)], crowded: bool, head: u64) -> Vec<Request> {
+        reqs.iter()
+            .enumerate()
+            .map(|(i, &(sector, issued))| {
+                req(i as u64 + 1, i as u32, crowd(crowded, head, sector), issued)
+            })
+            .collect()
+    }
+
     pub fn head_at(sector: u64) -> SeekDistanceEstimator {
         use crate::estimator::PositionEstimator;
         let mut e = SeekDistanceEstimator::new();

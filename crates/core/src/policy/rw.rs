@@ -33,7 +33,7 @@
 //!   as fast as under Linux AS and the reader finishes within 5% of AS's time (`antsched
 //!   paper`'s comparison), where 500 ms slowed the reader by a tenth.
 //!
-//! Writes are never waited for: the anticipation core dispatches a write candidate at once
+//! Asynchronous writes are never waited for: the anticipation core dispatches one at once
 //! (Appendix I), so a write batch costs the reader at most the batch.
 
 use crate::estimator::PositionEstimator;
@@ -50,9 +50,11 @@ pub const SYNC_AGING: f64 = 0.1;
 pub const SYNC_GRACE: Nanos = SEC;
 /// Positioning time credited per nanosecond an asynchronous write has waited, from the start.
 pub const ASYNC_AGING: f64 = 0.002;
-/// A write waits at most this, then a read turn, before its turn comes: 1 s keeps every
-/// request of a write-back flood within 2 s (deadline's 5 s would leave a writer's requests
-/// waiting 5 s; AS's 250 ms gives the writer a turn every read batch).
+/// The oldest write waits at most this, then the read turn under way, before the writes'
+/// turn comes (deadline's 5 s would let a writer's requests wait 5 s; AS's 250 ms gives the
+/// writer a turn every read batch). A flood larger than the turns can write waits longer,
+/// behind the part of it that came first: the write-back's oldest request in CAS Table 1
+/// waits seconds (`stalled_ms` of the report's `writeback` context).
 pub const DEFAULT_WRITE_EXPIRE: Nanos = SEC;
 pub const DEFAULT_WRITE_BATCH_EXPIRE: Nanos = 125 * MS;
 pub const DEFAULT_READ_BATCH_EXPIRE: Nanos = 600 * MS;

@@ -107,11 +107,13 @@ impl<P: Policy> Sliced<P> {
         }
     }
 
-    /// The queue a request of `class` goes to: its class's if it has a weight, else the pool.
+    /// The queue a request of `class` goes to: its class's if it has a weight (never with
+    /// [`ShareUnit::None`], whose weights are not taken), else the pool.
     fn key(&self, class: ClassId) -> ClassId {
-        match self.unit {
-            ShareUnit::Time | ShareUnit::Bytes if self.weighted.contains(&class) => class,
-            _ => POOL,
+        if self.weighted.contains(&class) {
+            class
+        } else {
+            POOL
         }
     }
 

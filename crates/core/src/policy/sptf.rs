@@ -182,7 +182,7 @@ impl Aging for AgedSptf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testutil::{crowd, estimator_at, head_at, req};
+    use crate::policy::testutil::{estimator_at, head_at, pending, req};
     use proptest::prelude::*;
 
     proptest! {
@@ -200,12 +200,9 @@ mod tests {
             picks in 1usize..20,
         ) {
             let mut p = Sptf::new();
-            let mut all = Vec::new();
-            let place = |sector: u64| crowd(crowded, head, sector);
-            for (i, &(sector, issued)) in reqs.iter().enumerate() {
-                let r = req(i as u64 + 1, i as u32, place(sector), issued);
-                p.enqueue(r, 0);
-                all.push(r);
+            let mut all = pending(&reqs, crowded, head);
+            for r in &all {
+                p.enqueue(*r, 0);
             }
             let mut head = head;
             for _ in 0..picks.min(all.len()) {

@@ -488,10 +488,6 @@ pub struct Cell {
     /// request queue instead), and a writer starved of write-back shows as its own writes
     /// blocked on dirty memory.
     pub worst_wait_ms: f64,
-    /// Some context waited more than [`STARVATION_MS`]: the run starved it, whatever its
-    /// value, and it is not a column's best.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub starves: bool,
     /// Each context's share of disk time, in job order (the write-back daemon last, if any).
     pub shares: Vec<f64>,
     /// Each context's share of the bytes.
@@ -521,6 +517,14 @@ fn top_score(rows: &[ComparisonRow], k: usize) -> f64 {
         .filter_map(|row| row.cells[k].as_ref())
         .map(|x| x.score)
         .fold(0.0, f64::max)
+}
+
+impl Cell {
+    /// Some context waited more than [`STARVATION_MS`]: the run starved it, whatever its
+    /// value, and it is not a column's best.
+    pub fn starves(&self) -> bool {
+        self.worst_wait_ms > STARVATION_MS
+    }
 }
 
 impl Comparison {
@@ -573,7 +577,6 @@ fn cell(run: &PaperRun, measure: Measure) -> Cell {
         throughput_mb_s: r.throughput_mb_s,
         p99_ms,
         worst_wait_ms,
-        starves: worst_wait_ms > STARVATION_MS,
         shares,
         byte_shares,
     }
@@ -609,8 +612,8 @@ pub fn compare(runs: &[PaperRun]) -> Comparison {
         let fair = rows
             .iter()
             .filter_map(|row| row.cells[k].as_ref())
-            .any(|x| !x.starves);
-        let counted = |x: &Cell| !(fair && x.starves);
+            .any(|x| !x.starves());
+        let counted = |x: &Cell| !(fair && x.starves());
         let values: Vec<f64> = rows
             .iter()
             .filter_map(|row| row.cells[k].as_ref())
