@@ -138,6 +138,23 @@ struct Wait {
     context: ContextId,
     /// It issued a request that drives anticipation during the wait.
     answered: bool,
+    /// The wait is for the next member of `context`'s chain, not for `context` itself.
+    chain: bool,
+}
+
+/// What [`Anticipatory::evaluate`] decided: how long to wait before dispatching the candidate
+/// (0: now), and whether the wait is for a chain's next member.
+#[derive(Clone, Copy, Debug, Default)]
+struct Verdict {
+    wait: Nanos,
+    chain: bool,
+}
+
+impl Verdict {
+    const GO: Verdict = Verdict {
+        wait: 0,
+        chain: false,
+    };
 }
 
 /// A base policy `P` wrapped by the anticipation core, with heuristic `H` deciding when to wait.
@@ -290,11 +307,11 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
         end: u64,
         done: Nanos,
         now: Nanos,
-    ) -> Nanos {
+    ) -> Verdict {
         // The chain is judged from where its member left the head; once the head has moved
         // away, its successor is as far as anyone else.
         if self.est.head() != end {
-            return 0;
+            return Verdict::GO;
         }
         let ev = Evaluation {
             candidate: cand,
@@ -307,11 +324,14 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
             elapsed: now.saturating_sub(done),
             now,
         };
-        self.heuristic.evaluate(&self.policy, &ev)
+        Verdict {
+            wait: self.heuristic.evaluate(&self.policy, &ev),
+            chain: true,
+        }
     }
 
-    /// How long to wait before dispatching `cand`; 0 dispatches it now.
-    fn evaluate(&mut self, cand: &Request, now: Nanos) -> Nanos {
+    /// How long to wait before dispatching `cand`, and for whom.
+    fn evaluate(&mut self, cand: &Request, now: Nanos) -> Verdict {
         // An asynchronous write candidate goes at once: the thesis's framework asks the
         // heuristic only about a read ("duration = next.is_read_request ?
         // sched_evaluate(last, next) : 0", Appendix I), whose writes were all write-back.
@@ -323,35 +343,37 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
         // the reader's requests lose to the writer's waited-for ones, and a reader against a
         // synchronous sequential writer got one request per aging period.
         if !cand.drives_anticipation() {
-            return 0;
+            return Verdict::GO;
         }
         let Some(last) = self.last else {
             // The last context exited: wait for whoever continues its chain, if chains are
             // followed and one is still expected (within the think cap of its member's last
             // completion; past it the chain broke, and the chain's statistics are told so).
-            let Some(t) = self.chain else { return 0 };
+            let Some(t) = self.chain else {
+                return Verdict::GO;
+            };
             let cap = self.cfg.stats.think_cap();
             if now.saturating_sub(t.done) >= cap {
                 self.chain = None;
                 self.chain_stats.think.record(cap, &self.cfg.stats);
-                return 0;
+                return Verdict::GO;
             }
             return self.evaluate_chain(cand, t.context, t.class, t.end, t.done, now);
         };
         if cand.context == last {
-            return 0;
+            return Verdict::GO;
         }
         let Some(c) = self.contexts.get(&last) else {
-            return 0;
+            return Verdict::GO;
         };
         // The short-circuit of section 3.2: the last context blocked on a synchronous
         // request; nobody else will issue what it waits for. A context with anything in
         // flight is waiting for the device, not thinking, and one that exited issues nothing.
         if c.exited || c.queued_sync > 0 || c.queued_driving > 0 || c.in_flight_driving > 0 {
-            return 0;
+            return Verdict::GO;
         }
         let Some(done) = c.last_completion else {
-            return 0;
+            return Verdict::GO;
         };
         let chain = self.chain.filter(|t| self.cfg.chains && t.context == last);
         if let Some(t) = chain {
@@ -377,7 +399,7 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
             // Not worth waiting for by its own statistics, but a chain may go on from it: a
             // context that forks the next member and waits for it (`find`, `make`).
             Some(t) if wait == 0 => self.evaluate_chain(cand, last, t.class, t.end, t.done, now),
-            _ => wait,
+            _ => Verdict { wait, chain: false },
         }
     }
 
@@ -404,6 +426,18 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
             self.counters.waited += now.saturating_sub(w.since);
             if timed_out {
                 self.counters.timeouts += 1;
+                if w.chain && !w.answered {
+                    // No member came within the chain's 95th-percentile think time. A context
+                    // that keeps us waiting in vain shows it in its own think times when its
+                    // next request comes; a chain that did not go on has no next request to
+                    // show it, and its statistics would keep promising a member forever (two
+                    // readers thinking 10 ms each were waited for, in vain, at every switch
+                    // between them). So the chain broke, as at the think cap.
+                    self.chain = None;
+                    self.chain_stats
+                        .think
+                        .record(self.cfg.stats.think_cap(), &self.cfg.stats);
+                }
             } else if w.answered {
                 self.counters.hits += 1;
             }
@@ -529,12 +563,12 @@ impl<P: Policy, H: Heuristic<P>> Scheduler for Anticipatory<P, H> {
                 return self.dispatch(cand.id, now);
             }
         }
-        let wait = self.evaluate(&cand, now);
-        if wait == 0 {
+        let verdict = self.evaluate(&cand, now);
+        if verdict.wait == 0 {
             self.end_wait(now, false);
             return self.dispatch(cand.id, now);
         }
-        let until = self.round_to_tick(now.saturating_add(wait));
+        let until = self.round_to_tick(now.saturating_add(verdict.wait));
         let Some(last) = self.last.or(self.chain.map(|t| t.context)) else {
             // Unreachable: `evaluate` answers 0 without a last context or a chain.
             return self.dispatch(cand.id, now);
@@ -543,8 +577,9 @@ impl<P: Policy, H: Heuristic<P>> Scheduler for Anticipatory<P, H> {
             // Never re-armed: a later evaluation can only bring the timeout closer.
             Some(w) => {
                 w.until = w.until.min(until);
-                if w.context != last {
+                if w.context != last || w.chain != verdict.chain {
                     w.context = last;
+                    w.chain = verdict.chain;
                     w.answered = false;
                 }
             }
@@ -555,6 +590,7 @@ impl<P: Policy, H: Heuristic<P>> Scheduler for Anticipatory<P, H> {
                     since: now,
                     context: last,
                     answered: false,
+                    chain: verdict.chain,
                 });
             }
         }
