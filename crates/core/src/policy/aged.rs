@@ -74,6 +74,9 @@ pub(crate) struct AgedQueue {
     /// all have the same age term, so their classes cannot cut each other's walks short, and
     /// one walk over them all in sector order replaces a walk per class.
     by_sector: BTreeMap<(u64, RequestId), Request>,
+    /// The issue times of the requests given a shorter grace ([`AgedQueue::enqueue_with_grace`]),
+    /// which are held as if issued that much earlier.
+    issued: HashMap<RequestId, Nanos>,
 }
 
 impl AgedQueue {
@@ -93,6 +96,7 @@ impl AgedQueue {
             place: HashMap::default(),
             by_age: None,
             by_sector: BTreeMap::new(),
+            issued: HashMap::default(),
         }
     }
 
@@ -122,7 +126,26 @@ impl AgedQueue {
         }
     }
 
+    /// Enqueues `req` with its own `grace`, shorter than the queue's: it is held as if issued
+    /// the difference earlier, so that its wait earns credit after `grace`. It leaves with its
+    /// own issue time.
+    pub(crate) fn enqueue_with_grace(&mut self, mut req: Request, grace: Nanos, now: Nanos) {
+        if grace < self.grace {
+            self.issued.insert(req.id, req.issued);
+            req.issued = req.issued.saturating_sub(self.grace - grace);
+        }
+        self.enqueue(req, now);
+    }
+
     pub(crate) fn remove(&mut self, id: RequestId) -> Option<Request> {
+        let mut req = self.remove_held(id)?;
+        if let Some(issued) = self.issued.remove(&id) {
+            req.issued = issued;
+        }
+        Some(req)
+    }
+
+    fn remove_held(&mut self, id: RequestId) -> Option<Request> {
         let (class, sector) = self.place.remove(&id)?;
         let members = self
             .classes
@@ -211,7 +234,11 @@ impl AgedQueue {
         }
         let (_, r) = best?;
         let credit = self.rate * now.saturating_sub(self.grace).saturating_sub(r.issued) as f64;
-        Some((*r, credit as Nanos))
+        let mut r = *r;
+        if let Some(&issued) = self.issued.get(&r.id) {
+            r.issued = issued;
+        }
+        Some((r, credit as Nanos))
     }
 }
 
