@@ -1042,9 +1042,12 @@ fn a_long_run_reports_its_progress_within_the_run() {
 /// reader got 0.04 MB/s. A write is now priced by the media work it defers.
 #[test]
 fn a_reader_against_a_synchronous_writer_is_not_starved() {
-    let text = "[global]\nioengine=psync\ndirect=1\nbs=64k\nsize=1g\nruntime=20s\ntime_based\n\
-                [reader]\nrw=read\nfilename=r\nantsched_disk_offset=0m\n\
-                [writer]\nrw=write\nfilename=w\nantsched_disk_offset=1024m\n";
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/jobs/reader-vs-sync-writer.fio"
+    ))
+    .unwrap();
+    let text = text.as_str();
     let reader = |r: &RunReport| r.contexts[0].throughput_mb_s;
     let theirs = sim(text, "linux-as", 1);
     for spec in [
@@ -1106,11 +1109,12 @@ fn a_chain_that_does_not_go_on_is_not_waited_for_again() {
 /// `linux-as`'s throughput.
 #[test]
 fn a_starved_context_among_several_gets_at_least_half_of_what_linux_as_gives_it() {
-    let text = "[global]\nioengine=psync\nbs=32k\nsize=1g\nruntime=20s\ntime_based\n\
-                [a]\nrw=read\nfilename=a\n\
-                [b]\nrw=read\nfilename=b\nthinktime=2ms\nantsched_disk_offset=2000m\n\
-                [c]\nrw=read\nfilename=c\nthinktime=5ms\nantsched_disk_offset=4000m\n\
-                [d]\nrw=randread\nfilename=d\nthinktime=10ms\nantsched_disk_offset=8000m\n";
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/jobs/mix-of-think-times.fio"
+    ))
+    .unwrap();
+    let text = text.as_str();
     let worst = |r: &RunReport| {
         r.contexts
             .iter()
