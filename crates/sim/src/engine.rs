@@ -15,10 +15,6 @@ use std::time::Instant;
 
 use antsched_core::{ClassId, ContextId, Nanos, Op, Request, RequestId, Scheduler};
 use antsched_disk::Completion;
-use rustc_hash::FxHashMap;
-
-use crate::device::SharedDevice;
-use crate::SimError;
 use antsched_workload::cache::{Dirty, ReadAhead};
 use antsched_workload::fio::{IoEngine, Job, JobFile};
 use antsched_workload::issuer::{AppIo, Cursor};
@@ -26,6 +22,10 @@ use antsched_workload::report::{
     AnticipationReport, ContextReport, Latency, LatencyRecorder, RunReport, SimSpeed,
 };
 use antsched_workload::Workload;
+use rustc_hash::FxHashMap;
+
+use crate::device::SharedDevice;
+use crate::SimError;
 
 mod replay;
 pub use replay::{Loop, Records, Replay, ReplayOptions};

@@ -24,12 +24,12 @@
 use std::collections::VecDeque;
 
 use antsched_core::{ClassId, ContextId, Nanos, Op, RequestId};
+use antsched_workload::report::{ContextReport, LatencyRecorder};
+use antsched_workload::trace::{Format, Record, TraceError};
 use rustc_hash::FxHashMap;
 
 use super::{Event, Purpose, Simulation};
 use crate::SimError;
-use antsched_workload::report::{ContextReport, LatencyRecorder};
-use antsched_workload::trace::{Format, Record, TraceError};
 
 /// How requests are timed; see the module documentation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
