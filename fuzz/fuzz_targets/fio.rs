@@ -2,7 +2,8 @@
 //! which is what `antsched sim` does before its first event.
 #![no_main]
 
-use antsched_sim::{fio, workload, SharedDevice};
+use antsched_sim::SharedDevice;
+use antsched_workload::fio;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -13,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let disk = antsched_disk::preset("deskstar-34gxp").expect("built-in disk");
-    let Ok(work) = workload::compile(&jobs, disk.capacity_sectors(), 1) else {
+    let Ok(work) = antsched_workload::compile(&jobs, disk.capacity_sectors(), 1) else {
         return;
     };
     let device = SharedDevice::new(disk);

@@ -1,6 +1,6 @@
 //! `--limit KEY=VALUE`: what one job file may cost, shared by the commands that take job files.
 
-use antsched_sim::fio::Limits;
+use antsched_workload::fio::Limits;
 
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct LimitArgs {

@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 use antsched_core::{registry, spec::parse_duration, Spec};
 use antsched_io::job::{self, RealRun, RunOptions};
 use antsched_io::BackendSpec;
-use antsched_sim::{disk_model, fio::JobFile, simulate};
+use antsched_sim::{disk_model, simulate};
+use antsched_workload::fio::JobFile;
 use anyhow::{bail, Context};
 
 use crate::progress::Progress;

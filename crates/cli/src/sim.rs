@@ -5,8 +5,10 @@ use std::path::PathBuf;
 
 use antsched_core::{registry, Spec};
 use antsched_sim::engine::{Replay, ReplayOptions};
-use antsched_sim::trace::{self, Format};
-use antsched_sim::{disk_model, fio::JobFile, replay_each, simulate_each, RunReport, SimError};
+use antsched_sim::{disk_model, replay_each, simulate_each, SimError};
+use antsched_workload::fio::JobFile;
+use antsched_workload::report::RunReport;
+use antsched_workload::trace::{self, Format};
 use anyhow::Context;
 
 use crate::progress::Progress;

@@ -4,26 +4,25 @@
 //! `clook`, `look`, `sptf`, `aged-sptf`, `stride`, `yfq`, `lottery`, `stride-relaxed`) and their
 //! anticipatory forms (`as-...`), each the same policy wrapped by the anticipation core with the
 //! heuristic the paper gives for it.
+//!
+//! Every scheduler is an entry of one of two tables, each entry its name, summary, tunables and
+//! builder together: antsched's own in [`own::OWN`], the Linux peers in
+//! [`crate::peers::PEERS`]. The catalog, [`resolve`] and [`build`] read only those tables.
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::anticipation::{Anticipatory, CoreConfig};
+use crate::anticipation::CoreConfig;
 use crate::estimator::{
     CurveEstimator, PositionEstimator, PositioningCurve, SeekDistanceEstimator,
-};
-use crate::heuristic::{
-    AgedSptfRule, ClookRule, Combination, Heuristic, NeverWait, Proportional, SptfRule,
-};
-use crate::policy::{
-    AgedSptf, Clook, Fcfs, Look, Lottery, Policy, RelaxedStride, RwSptf, ShareUnit, Sliced, Sptf,
-    Sstf, Stride, Yfq,
 };
 use crate::request::Nanos;
 use crate::scheduler::Scheduler;
 use crate::spec::{format_duration, parse_duration, Spec, SpecError};
 use crate::stats::StatsConfig;
+
+pub mod own;
 
 /// Makes a fresh exact estimator (a replica of the device model). Supplied by drivers that own
 /// a device model: the simulator and the emulated runtime.
@@ -451,165 +450,13 @@ pub mod tunables {
     );
 }
 
-use tunables::*;
-
-const ANTICIPATION: &[&TunableInfo] = &[
-    &THINK_BUCKET,
-    &THINK_BUCKETS,
-    &THINK_DECAY,
-    &AVERAGE_DECAY,
-    &WAIT_SLACK,
-    &TIMER_TICK,
-    &CHAINS,
-];
-
-/// The policy-specific tunables of each base policy.
-fn policy_tunables(policy: &str) -> Vec<&'static TunableInfo> {
-    match policy {
-        "sptf" => vec![&ESTIMATOR],
-        "yfq" => vec![&BATCH],
-        "aged-sptf" => vec![&ESTIMATOR, &AGE_BOUND],
-        "rw-sptf" => vec![
-            &ESTIMATOR,
-            &WRITE_EXPIRE,
-            &WRITE_BATCH_EXPIRE,
-            &READ_BATCH_EXPIRE,
-            &SHARE,
-            &SLICE,
-        ],
-        "stride" => vec![&REJOIN_AFTER],
-        "lottery" => vec![&SEED, &REJOIN_AFTER],
-        "stride-relaxed" => vec![&ESTIMATOR, &TAU, &REJOIN_AFTER],
-        _ => vec![],
-    }
-}
-
-/// (base policy, summary) of antsched's own schedulers, and (anticipatory name, base, heuristic
-/// tunables, summary) of their anticipatory forms.
-const BASE: &[(&str, &str)] = &[
-    ("noop", "first come, first served"),
-    ("sstf", "shortest seek (sector distance) first"),
-    (
-        "clook",
-        "C-LOOK: one-way sweep up the disk, then back to the lowest request",
-    ),
-    ("look", "LOOK: the elevator, sweeping up and down"),
-    ("sptf", "shortest positioning time first"),
-    (
-        "aged-sptf",
-        "SPTF with a bound on how long a request may wait",
-    ),
-    (
-        "rw-sptf",
-        "reads before write-back, each by SPTF with gradual aging; write batches when a write has waited write_expire",
-    ),
-    (
-        "stride",
-        "Stride: the class with the smallest virtual clock (service time / weight)",
-    ),
-    (
-        "yfq",
-        "YFQ (Bruno et al.): weighted fair queueing on sectors / weight, smallest finish tag first",
-    ),
-    (
-        "lottery",
-        "Lottery: a seeded draw weighted by the classes' weights",
-    ),
-    (
-        "stride-relaxed",
-        "Stride relaxed by tau, with SPTF among the classes within tau of the smallest clock",
-    ),
-];
-
-const ANTICIPATORY: &[(&str, &str, &str)] = &[
-    (
-        "as-sptf",
-        "sptf",
-        "SPTF + the cost-benefit heuristic (section 3.3)",
-    ),
-    (
-        "as-aged-sptf",
-        "aged-sptf",
-        "Aged-SPTF + cost-benefit, never waiting when aging overrode SPTF (3.3)",
-    ),
-    (
-        "as-rw-sptf",
-        "rw-sptf",
-        "rw-sptf + cost-benefit, following chains of short-lived processes (issue 18)",
-    ),
-    (
-        "as-clook",
-        "clook",
-        "C-LOOK + cost-benefit with the backward-seek rule (3.3)",
-    ),
-    (
-        "as-stride",
-        "stride",
-        "Stride + the proportional-share heuristic (3.4)",
-    ),
-    (
-        "as-yfq",
-        "yfq",
-        "YFQ + the proportional-share heuristic (3.4)",
-    ),
-    (
-        "as-lottery",
-        "lottery",
-        "Lottery + the proportional-share heuristic (3.4)",
-    ),
-    (
-        "as-stride-combo",
-        "stride-relaxed",
-        "relaxed Stride + the combination heuristic (3.5)",
-    ),
-];
-
-fn heuristic_tunables(name: &str) -> Vec<&'static TunableInfo> {
-    match name {
-        "as-sptf" | "as-aged-sptf" => vec![&WAIT_SLACK],
-        "as-rw-sptf" => vec![&WAIT_SLACK, &CHAINS_ON],
-        "as-clook" => vec![&ESTIMATOR, &BACKWARD_THRESHOLD],
-        "as-stride" | "as-yfq" | "as-lottery" => vec![&ESTIMATOR, &THINK_THRESHOLD],
-        "as-stride-combo" => vec![&THINK_THRESHOLD],
-        _ => vec![],
-    }
-}
-
-/// Every scheduler with its tunables and defaults.
+/// Every scheduler with its tunables and defaults: antsched's own, then the peers.
 pub fn catalog() -> Vec<SchedulerInfo> {
-    let mut out = Vec::new();
-    for &(name, summary) in BASE {
-        let mut t: Vec<&'static TunableInfo> = vec![&DEPTH];
-        t.extend(policy_tunables(name));
-        out.push(SchedulerInfo {
-            name,
-            summary,
-            tunables: t,
-        });
-    }
-    for &(name, base, summary) in ANTICIPATORY {
-        let mut t: Vec<&'static TunableInfo> = vec![&DEPTH];
-        for x in policy_tunables(base)
-            .into_iter()
-            .chain(heuristic_tunables(name))
-        {
-            if !t.iter().any(|y| y.name == x.name) {
-                t.push(x);
-            }
-        }
-        for x in ANTICIPATION {
-            if !t.iter().any(|y| y.name == x.name) {
-                t.push(x);
-            }
-        }
-        out.push(SchedulerInfo {
-            name,
-            summary,
-            tunables: t,
-        });
-    }
-    out.extend(crate::peers::catalog());
-    out
+    own::OWN
+        .iter()
+        .map(own::OwnScheduler::info)
+        .chain(crate::peers::catalog())
+        .collect()
 }
 
 /// Every tunable any scheduler has, for defaults.
@@ -662,117 +509,15 @@ pub fn resolve(spec: &Spec) -> Result<Tunables, SpecError> {
 pub fn build(spec: &str, env: &BuildEnv) -> Result<Box<dyn Scheduler>, SpecError> {
     let parsed = Spec::parse(spec)?;
     let t = resolve(&parsed)?;
-    if let Some(peer) = crate::peers::build(&parsed.name, spec.trim(), &t) {
-        return Ok(peer);
+    let name = spec.trim();
+    if let Some(own) = own::OWN.iter().find(|s| s.name == parsed.name) {
+        return (own.build)(name, &t, env);
     }
-    build_ours(&parsed.name, spec.trim(), &t, env)
-}
-
-fn wrap<P, H>(
-    name: &str,
-    policy: P,
-    heuristic: H,
-    t: &Tunables,
-    env: &BuildEnv,
-) -> Result<Box<dyn Scheduler>, SpecError>
-where
-    P: Policy + 'static,
-    H: Heuristic<P> + 'static,
-{
-    let est = t.estimator(env)?;
-    Ok(Box::new(Anticipatory::new(
-        name,
-        policy,
-        heuristic,
-        est,
-        t.core_config(),
-    )))
-}
-
-fn build_ours(
-    kind: &str,
-    name: &str,
-    t: &Tunables,
-    env: &BuildEnv,
-) -> Result<Box<dyn Scheduler>, SpecError> {
-    let sptf = SptfRule {
-        slack: t.wait_slack(env),
-    };
-    let proportional = Proportional {
-        think_threshold: t.duration("think_threshold"),
-        slack: t.wait_slack(env),
-    };
-    let age = t.duration("age_bound");
-    let rejoin = t.duration("rejoin_after");
-    let seed = if t.has("seed") {
-        t.integer("seed")
-    } else {
-        env.seed
-    };
-    let tau = t.duration("tau");
-    let batch = if t.has("batch") {
-        t.integer("batch") as usize
-    } else {
-        1
-    };
-    match kind {
-        "noop" => wrap(name, Fcfs::new(), NeverWait, t, env),
-        "sstf" => wrap(name, Sstf::new(), NeverWait, t, env),
-        "clook" => wrap(name, Clook::new(), NeverWait, t, env),
-        "look" => wrap(name, Look::new(), NeverWait, t, env),
-        "sptf" => wrap(name, Sptf::new(), NeverWait, t, env),
-        "aged-sptf" => wrap(name, AgedSptf::new(age), NeverWait, t, env),
-        "rw-sptf" => wrap(name, rw_sptf(t), NeverWait, t, env),
-        "stride" => wrap(name, Stride::new(rejoin), NeverWait, t, env),
-        "yfq" => wrap(name, Yfq::with_batch(batch), NeverWait, t, env),
-        "lottery" => wrap(name, Lottery::new(seed, rejoin), NeverWait, t, env),
-        "stride-relaxed" => wrap(name, RelaxedStride::new(tau, rejoin), NeverWait, t, env),
-        "as-sptf" => wrap(name, Sptf::new(), sptf, t, env),
-        "as-aged-sptf" => wrap(name, AgedSptf::new(age), AgedSptfRule { sptf }, t, env),
-        "as-rw-sptf" => wrap(name, rw_sptf(t), AgedSptfRule { sptf }, t, env),
-        "as-clook" => wrap(
-            name,
-            Clook::new(),
-            ClookRule {
-                sptf,
-                backward_threshold: t.real("backward_threshold"),
-            },
-            t,
-            env,
-        ),
-        "as-stride" => wrap(name, Stride::new(rejoin), proportional, t, env),
-        "as-yfq" => wrap(name, Yfq::with_batch(batch), proportional, t, env),
-        "as-lottery" => wrap(name, Lottery::new(seed, rejoin), proportional, t, env),
-        "as-stride-combo" => wrap(
-            name,
-            RelaxedStride::new(tau, rejoin),
-            Combination { sptf, proportional },
-            t,
-            env,
-        ),
-        other => Err(SpecError::Build {
-            scheduler: other.into(),
-            message: "listed in the catalog but has no builder".into(),
-        }),
-    }
-}
-
-fn rw_sptf(t: &Tunables) -> Sliced<RwSptf> {
-    let (write_expire, write_batch, read_batch) = (
-        t.duration("write_expire"),
-        t.duration("write_batch_expire"),
-        t.duration("read_batch_expire"),
-    );
-    let unit = match t.choice("share") {
-        "time" => ShareUnit::Time,
-        "bytes" => ShareUnit::Bytes,
-        _ => ShareUnit::None,
-    };
-    Sliced::new(
-        move || RwSptf::new(write_expire, write_batch, read_batch),
-        unit,
-        t.duration("slice"),
-    )
+    // `resolve` found the name in the catalog, which is the two tables, so a peer has it.
+    crate::peers::build(&parsed.name, name, &t).ok_or_else(|| SpecError::Build {
+        scheduler: parsed.name.clone(),
+        message: "listed in the catalog but has no builder".into(),
+    })
 }
 
 /// Formats a default for display, e.g. in `antsched schedulers`.
@@ -815,6 +560,18 @@ mod tests {
         for s in catalog() {
             let sched = build(s.name, &env).unwrap_or_else(|e| panic!("{}: {e}", s.name));
             assert_eq!(sched.name(), s.name);
+        }
+    }
+
+    #[test]
+    fn no_two_schedulers_share_a_name() {
+        let cat = catalog();
+        for (i, s) in cat.iter().enumerate() {
+            assert!(
+                cat[..i].iter().all(|o| o.name != s.name),
+                "{} twice",
+                s.name
+            );
         }
     }
 

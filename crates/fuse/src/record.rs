@@ -134,7 +134,7 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use antsched_sim::trace::{Format, TraceReader};
+    use antsched_workload::trace::{Format, TraceReader};
 
     /// What the mount records reads back, through the trace reader, as the disk requests it
     /// made: sectors of the emulated disk, issue times in microseconds.

@@ -17,7 +17,7 @@
 use std::sync::Mutex;
 
 use antsched_core::{ContextId, Nanos};
-use antsched_sim::report::{AnticipationReport, ContextReport, LatencyRecorder, RunReport};
+use antsched_workload::report::{AnticipationReport, ContextReport, LatencyRecorder, RunReport};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 

@@ -1,9 +1,9 @@
 //! `antsched run`: a fio job file in real time on an emulated disk.
 //!
-//! The simulator's workload machinery is reused as it is: [`workload::compile`] places the job
-//! file's files on the disk and makes one issuer per job clone with its class and seed,
-//! [`Cursor`] says what each issuer does next and how long it thinks, [`ReadAhead`] and
-//! [`Dirty`] are the page cache's read-ahead and delayed writes. What differs from the
+//! The workload is `antsched-workload`'s, as the simulator's is: [`antsched_workload::compile`]
+//! places the job file's files on the disk and makes one issuer per job clone with its class
+//! and seed, [`Cursor`] says what each issuer does next and how long it thinks, [`ReadAhead`]
+//! and [`Dirty`] are the page cache's read-ahead and delayed writes. What differs from the
 //! simulator's engine is only who keeps time: here each issuer is a real thread that submits
 //! real requests to a [`Runtime`] and blocks until they complete, and thinks by sleeping
 //! (`clock_nanosleep` to shortly before the end, then spinning: think times of a few hundred
@@ -28,14 +28,14 @@ use std::sync::{Condvar, Mutex};
 
 use antsched_core::{ClassId, ContextId, Nanos, Op, RequestId};
 use antsched_disk::DeviceModel;
-use antsched_sim::cache::{Dirty, ReadAhead};
-use antsched_sim::fio::{FileTarget, IoEngine, Job, JobFile};
-use antsched_sim::issuer::{AppIo, Cursor};
-use antsched_sim::layout::FileLayout;
-use antsched_sim::report::{
+use antsched_workload::cache::{Dirty, ReadAhead};
+use antsched_workload::fio::{FileTarget, IoEngine, Job, JobFile};
+use antsched_workload::issuer::{AppIo, Cursor};
+use antsched_workload::layout::FileLayout;
+use antsched_workload::report::{
     AnticipationReport, ContextReport, Latency, LatencyRecorder, RunReport,
 };
-use antsched_sim::workload::{self, Workload};
+use antsched_workload::Workload;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
@@ -228,7 +228,7 @@ pub enum RunError {
     #[error(transparent)]
     Sim(#[from] antsched_sim::SimError),
     #[error(transparent)]
-    Fio(#[from] antsched_sim::fio::FioError),
+    Fio(#[from] antsched_workload::fio::FioError),
     #[error("{path}: {message}")]
     File { path: String, message: String },
 }
@@ -311,7 +311,7 @@ pub fn prepare(
                 .into());
         }
     }
-    let workload = workload::compile(jobs, model.capacity_sectors(), seed)?;
+    let workload = antsched_workload::compile(jobs, model.capacity_sectors(), seed)?;
     std::fs::create_dir_all(dir).map_err(|e| RunError::File {
         path: dir.display().to_string(),
         message: format!("cannot create the directory: {e}"),

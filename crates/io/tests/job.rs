@@ -6,7 +6,8 @@
 mod common;
 
 use antsched_io::job::{cap_runtime, prepare, run, RunOptions};
-use antsched_sim::{disk_model, fio, simulate};
+use antsched_sim::{disk_model, simulate};
+use antsched_workload::fio;
 use common::{io_uring_or_skip, TempDir};
 
 /// The paper's two sequential mmap readers (examples/jobs/two-readers-seq.fio) with 128 MB

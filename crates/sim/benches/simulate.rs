@@ -8,7 +8,8 @@
 //!   reads, each of eight processes in its own 1 GB file, 524,323 disk requests), where every
 //!   SPTF decision weighs seven or eight pending requests: the README's Speed figure.
 
-use antsched_sim::{disk_model, fio, simulate};
+use antsched_sim::{disk_model, simulate};
+use antsched_workload::fio;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 const JOB: &str =

@@ -234,10 +234,10 @@ pub fn decision_samples(model: &dyn DeviceModel) -> Result<Vec<(u64, f64)>, crat
     }
     let log = Arc::new(Mutex::new(Vec::new()));
     for (k, text) in JOBS.iter().enumerate() {
-        let jobs = crate::fio::parse(text, &format!("accuracy-test-{k}.fio"))?;
+        let jobs = antsched_workload::fio::parse(text, &format!("accuracy-test-{k}.fio"))?;
         for spec in ["aged-sptf", "as-aged-sptf"] {
             let device = SharedDevice::new(model.clone_box());
-            let workload = crate::workload::compile(&jobs, device.capacity_sectors(), 1)?;
+            let workload = antsched_workload::compile(&jobs, device.capacity_sectors(), 1)?;
             let (d, l) = (device.clone(), log.clone());
             let env = antsched_core::BuildEnv {
                 seed: 1,

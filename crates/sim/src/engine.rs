@@ -15,16 +15,16 @@ use std::time::Instant;
 
 use antsched_core::{ClassId, ContextId, Nanos, Op, Request, RequestId, Scheduler};
 use antsched_disk::Completion;
-use rustc_hash::FxHashMap;
-
-use crate::cache::{Dirty, ReadAhead};
-use crate::device::SharedDevice;
-use crate::fio::{IoEngine, Job, JobFile};
-use crate::issuer::{AppIo, Cursor};
-use crate::report::{
+use antsched_workload::cache::{Dirty, ReadAhead};
+use antsched_workload::fio::{IoEngine, Job, JobFile};
+use antsched_workload::issuer::{AppIo, Cursor};
+use antsched_workload::report::{
     AnticipationReport, ContextReport, Latency, LatencyRecorder, RunReport, SimSpeed,
 };
-use crate::workload::Workload;
+use antsched_workload::Workload;
+use rustc_hash::FxHashMap;
+
+use crate::device::SharedDevice;
 use crate::SimError;
 
 mod replay;
@@ -146,12 +146,9 @@ pub struct Simulation<'a> {
 }
 
 /// The job file and workload of a replay, which has neither.
-static NO_JOBS: JobFile = JobFile {
-    origin: String::new(),
-    jobs: Vec::new(),
-};
+static NO_JOBS: JobFile = JobFile::empty();
 static NO_WORKLOAD: Workload = Workload {
-    layout: crate::layout::DiskLayout { files: Vec::new() },
+    layout: antsched_workload::layout::DiskLayout { files: Vec::new() },
     issuers: Vec::new(),
     classes: Vec::new(),
 };

@@ -1,47 +1,36 @@
-//! The discrete-event simulator of antsched, and the workloads it runs.
+//! The discrete-event simulator of antsched.
 //!
 //! antsched runs one scheduler implementation in three worlds: simulated, emulated and real (see
 //! `docs/architecture.md`). This crate is the simulated world: a discrete-event simulator on virtual
-//! nanoseconds that drives a scheduler from `antsched-core` against a device model, with the
-//! workloads that issue requests to it (fio job files, synthetic processes, traces), the
-//! file-system effects the paper depends on (read-ahead, request splitting), the metrics of a
-//! run, and the experiments of the paper. Everything here is deterministic for a given seed.
+//! nanoseconds that drives a scheduler from `antsched-core` against a device model, running the
+//! workloads of `antsched-workload` (fio job files, traces) with the file-system effects the
+//! paper depends on (read-ahead, delayed writes, request splitting) timed on its clock, and the
+//! experiments of the paper. Everything here is deterministic for a given seed.
+//!
+//! What a workload is (the fio subset, file placement, issuers, the page-cache model, traces)
+//! and what a run reports are `antsched-workload`'s; this crate only says when each thing
+//! happens.
 //!
 //! ## The pieces
 //!
-//! - [`fio`]: the workload description. Users write workloads as fio job files, so the same file
-//!   runs simulated (`antsched sim`), emulated (`antsched run`) and for real (`fio` itself);
-//!   [`fio::parse`] turns one into a typed [`fio::JobFile`], with errors that name the line.
-//! - [`workload`]: places the job file's files on the disk ([`layout`]) and makes one issuer per
-//!   job clone, with its class.
-//! - [`issuer`]: what an issuer does next (offsets, reads or writes, think times).
-//! - [`cache`]: the page cache's read-ahead and delayed writes.
 //! - [`engine`]: the event loop on virtual nanoseconds; the scheduler decides, the device
-//!   ([`device`]) serves.
-//! - [`report`]: what a run reports, in the JSON shape other tools read.
-//! - [`trace`]: block-level traces (perf script, blkparse, MSR, SPC, fio logs, DiskSim),
-//!   parsed as they stream; [`engine::Replay`] replays one as an issuer kind of the engine,
+//!   ([`device`]) serves. [`engine::Replay`] replays a trace as an issuer kind of the engine,
 //!   open or closed loop, one context per process of the trace.
+//! - [`paper`]: the paper suite's disk experiments.
 //!
 //! [`simulate`] runs one job file under one scheduler on one device model; [`replay`] one
 //! trace.
 #![forbid(unsafe_code)]
 
-pub mod cache;
 pub mod device;
 pub mod engine;
-pub mod fio;
-pub mod issuer;
-pub mod layout;
 pub mod paper;
-pub mod report;
-pub mod trace;
-pub mod workload;
 
 use antsched_disk::DeviceModel;
+use antsched_workload::report::RunReport;
+use antsched_workload::{fio, trace};
 
 pub use device::SharedDevice;
-pub use report::RunReport;
 
 /// Why a simulation could not run. Every variant names what and where.
 #[derive(Debug, thiserror::Error)]
@@ -107,7 +96,7 @@ pub fn simulate_each(
     progress: &(dyn Fn(usize, f64) + Sync),
 ) -> Result<Vec<Result<RunReport, SimError>>, SimError> {
     use rayon::prelude::*;
-    let workload = workload::compile(jobs, disk.capacity_sectors(), seed)?;
+    let workload = antsched_workload::compile(jobs, disk.capacity_sectors(), seed)?;
     let models: Vec<Box<dyn DeviceModel>> = specs.iter().map(|_| disk.clone_box()).collect();
     Ok(models
         .into_par_iter()
@@ -136,7 +125,7 @@ pub fn simulate(
     spec: &str,
     seed: u64,
 ) -> Result<RunReport, SimError> {
-    let workload = workload::compile(jobs, disk.capacity_sectors(), seed)?;
+    let workload = antsched_workload::compile(jobs, disk.capacity_sectors(), seed)?;
     run_compiled(jobs, &workload, disk, spec, seed, None)
 }
 
@@ -185,7 +174,7 @@ pub fn replay(
 /// [`simulate`] with the workload already compiled for this disk and seed.
 fn run_compiled(
     jobs: &fio::JobFile,
-    workload: &workload::Workload,
+    workload: &antsched_workload::Workload,
     disk: Box<dyn DeviceModel>,
     spec: &str,
     seed: u64,

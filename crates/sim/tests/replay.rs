@@ -5,9 +5,10 @@
 
 use antsched_core::{BuildEnv, Nanos, Op};
 use antsched_sim::engine::{Loop, Replay, ReplayOptions, Simulation};
-use antsched_sim::fio::parse;
-use antsched_sim::trace::{Format, TraceReader};
-use antsched_sim::{disk_model, workload, RunReport, SharedDevice, SimError};
+use antsched_sim::{disk_model, SharedDevice, SimError};
+use antsched_workload::fio::parse;
+use antsched_workload::report::RunReport;
+use antsched_workload::trace::{Format, TraceReader};
 
 const DISK: &str = "deskstar-34gxp";
 
@@ -37,7 +38,7 @@ fn replay(
 fn job_as_iolog(text: &str, spec: &str) -> (RunReport, String) {
     let jobs = parse(text, "t.fio").unwrap();
     let device = SharedDevice::new(disk_model(DISK).unwrap());
-    let w = workload::compile(&jobs, device.capacity_sectors(), 1).unwrap();
+    let w = antsched_workload::compile(&jobs, device.capacity_sectors(), 1).unwrap();
     let sched = antsched_core::build(spec, &BuildEnv::default()).unwrap();
     let mut log = String::from("fio version 3 iolog\n0 /a add\n0 /a open\n");
     let report = Simulation::new(&jobs, &w, sched, device)

@@ -7,9 +7,10 @@ use std::sync::OnceLock;
 
 use antsched_core::{BuildEnv, Nanos, RequestId};
 use antsched_sim::engine::Simulation;
-use antsched_sim::fio::{parse, JobFile};
 use antsched_sim::paper::{self, Experiment, PaperOptions, PaperRun};
-use antsched_sim::{disk_model, simulate, workload, RunReport, SharedDevice};
+use antsched_sim::{disk_model, simulate, SharedDevice};
+use antsched_workload::fio::{parse, JobFile};
+use antsched_workload::report::RunReport;
 
 fn job(text: &str) -> JobFile {
     parse(text, "test.fio").unwrap()
@@ -33,7 +34,7 @@ fn same_seed_same_result_another_seed_another() {
     let a = sim(RANDOM, "as-aged-sptf", 7);
     let mut b = sim(RANDOM, "as-aged-sptf", 7);
     // Everything but the wall clock is a function of the inputs.
-    b.sim = a.sim.map(|s| antsched_sim::report::SimSpeed { ..s });
+    b.sim = a.sim.map(|s| antsched_workload::report::SimSpeed { ..s });
     assert_eq!(a, b);
     let c = sim(RANDOM, "as-aged-sptf", 8);
     assert_ne!(a.duration_s, c.duration_s, "another seed, other offsets");
@@ -68,7 +69,7 @@ fn bytes_requested_equal_bytes_served_and_applications_get_their_bytes() {
 fn time_moves_forward_and_every_request_is_served_once() {
     let jobs = job(RANDOM);
     let device = SharedDevice::new(disk_model("deskstar-34gxp").unwrap());
-    let w = workload::compile(&jobs, device.capacity_sectors(), 3).unwrap();
+    let w = antsched_workload::compile(&jobs, device.capacity_sectors(), 3).unwrap();
     let sched = antsched_core::build("as-aged-sptf:estimator=seek", &BuildEnv::default()).unwrap();
     let mut seen: HashMap<RequestId, (Nanos, Nanos)> = HashMap::new();
     let mut last_start: Nanos = 0;
@@ -107,7 +108,7 @@ fn unflagged_pieces_reach_the_scheduler_as_requests_of_their_own() {
             "[a]\nrw=read\nbs=192k\nsize=1536k\nioengine=mmap\nantsched_split=64k\n{flag}"
         ));
         let device = SharedDevice::new(disk_model("deskstar-34gxp").unwrap());
-        let w = workload::compile(&jobs, device.capacity_sectors(), 1).unwrap();
+        let w = antsched_workload::compile(&jobs, device.capacity_sectors(), 1).unwrap();
         let sched = antsched_core::build("as-aged-sptf", &BuildEnv::default()).unwrap();
         let mut seen: Vec<(bool, Nanos)> = Vec::new();
         Simulation::new(&jobs, &w, sched, device)
@@ -602,7 +603,7 @@ fn a_short_lived_context_exits_after_the_decision_that_follows_its_last_completi
          antsched_context_per_file=1\nantsched_dir_files=3\nthinktime=1ms\n",
     );
     let device = SharedDevice::new(disk_model("deskstar-34gxp").unwrap());
-    let w = workload::compile(&jobs, device.capacity_sectors(), 1).unwrap();
+    let w = antsched_workload::compile(&jobs, device.capacity_sectors(), 1).unwrap();
     let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let sched = Box::new(Recorder {
         inner: antsched_core::build("cas", &BuildEnv::default()).unwrap(),
@@ -898,34 +899,6 @@ fn number_ios_never_extends_a_job_past_its_size() {
     assert_eq!(r.bytes, 64 << 10);
 }
 
-/// Virtual time once wrapped: `antsched_issue_delay=18446744073709551615ns` reported the
-/// no-delay result and `thinktime=1000000000s` a duration of 18,426,047,410 s. A pause past an
-/// hour is now refused at its line, naming the option.
-#[test]
-fn pauses_past_an_hour_are_refused_naming_the_option() {
-    for (extra, option) in [
-        (
-            "antsched_issue_delay=18446744073709551615ns",
-            "antsched_issue_delay",
-        ),
-        ("thinktime=1000000000s", "thinktime"),
-        ("thinktime=3600000001us", "thinktime"),
-        (
-            "antsched_writeback_interval=2h",
-            "antsched_writeback_interval",
-        ),
-    ] {
-        let text = format!("[a]\nrw=read\nbs=4k\nsize=1m\ndirect=1\n{extra}\n");
-        let e = antsched_sim::fio::parse(&text, "t.fio")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("t.fio:6") && e.contains(option) && e.contains("at most 1h"),
-            "{extra}: {e}"
-        );
-    }
-}
-
 /// Pauses within the hour can still add up past 2^64 ns: the run ends with an error instead
 /// of wrapping to a short duration.
 #[test]
@@ -955,42 +928,6 @@ fn many_small_files_are_laid_out_and_read_once_each() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("overlaps"), "{e}");
-}
-
-/// Found by the `fio` fuzz target (a timeout): with numjobs=65536 every clone is its own
-/// class, and each clone's class was looked up by a scan of the classes so far, so laying the
-/// job out took 10 s (and the named files likewise). The fuzzer's input is kept as it was.
-#[test]
-fn a_class_per_clone_is_laid_out_without_a_scan_per_clone() {
-    let disk = disk_model("deskstar-34gxp").unwrap();
-    let fuzzed = std::str::from_utf8(include_bytes!("fuzz/numjobs-65536-classes.fio")).unwrap();
-    for (name, text) in [
-        ("numjobs-65536-classes.fio", fuzzed),
-        (
-            "plain.fio",
-            "[a]\nrw=read\nbs=64k\nsize=64k\nnumjobs=65536\n",
-        ),
-    ] {
-        // 65,536 clones of 4,096 reads each would take hours to simulate (the `ios` limit
-        // says so); the layout is what this test times.
-        let limits = antsched_sim::fio::Limits {
-            ios: u64::MAX,
-            ..Default::default()
-        };
-        let jobs = antsched_sim::fio::parse_with(text, name, &limits).unwrap();
-        let t = std::time::Instant::now();
-        let w = workload::compile(&jobs, disk.capacity_sectors(), 1).unwrap();
-        let took = t.elapsed();
-        assert!(
-            w.classes.len() >= 65_536,
-            "{name}: {} classes",
-            w.classes.len()
-        );
-        assert!(
-            took < std::time::Duration::from_secs(2),
-            "{name}: {took:?} to lay out"
-        );
-    }
 }
 
 /// A long run reports its progress as it goes, not only when it ends: shares in [0, 1] that

@@ -24,11 +24,11 @@
 use std::collections::VecDeque;
 
 use antsched_core::{ClassId, ContextId, Nanos, Op, RequestId};
+use antsched_workload::report::{ContextReport, LatencyRecorder};
+use antsched_workload::trace::{Format, Record, TraceError};
 use rustc_hash::FxHashMap;
 
 use super::{Event, Purpose, Simulation};
-use crate::report::{ContextReport, LatencyRecorder};
-use crate::trace::{Format, Record, TraceError};
 use crate::SimError;
 
 /// How requests are timed; see the module documentation.

@@ -19,7 +19,7 @@ use super::workloads::{
     CasScale, PaperOptions, ANTICIPATORY, BASELINE, FILE_SIZE, ISSUE_DELAY_US, SPACING_SWEEP,
     TREE_DIR_FILES,
 };
-use crate::report::RunReport;
+use antsched_workload::report::RunReport;
 
 /// Files in the Linux 2.6.9 source tree that the Linux/CAS paper's `find` walked: a fact
 /// about the paper's setup (see [`super::workloads::modelling_notes`]), used to turn its

@@ -54,9 +54,9 @@ pub use workloads::{
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::fio;
-use crate::report::RunReport;
 use crate::{disk_model, simulate, SimError};
+use antsched_workload::fio;
+use antsched_workload::report::RunReport;
 
 /// The swept values (x) of a group's variant among `runs`, increasing, each once.
 pub fn sweep_xs(runs: &[PaperRun], group: &str, variant: &str) -> Vec<f64> {
@@ -93,7 +93,7 @@ pub fn check(runs: &[PlannedRun]) -> Result<(), SimError> {
         }
         let jobs = fio::parse(&p.job, &format!("{}.fio", p.group))?;
         let disk = disk_model(&p.disk)?;
-        crate::workload::compile(&jobs, disk.capacity_sectors(), 1)?;
+        antsched_workload::compile(&jobs, disk.capacity_sectors(), 1)?;
     }
     Ok(())
 }

@@ -14,7 +14,7 @@
 
 use super::explain::Ctx;
 use super::published::{Experiment, Runs};
-use crate::report::RunReport;
+use antsched_workload::report::RunReport;
 
 /// A timed run's length, and whether that is only a lower bound (the run hit its cap before
 /// the timed job finished).

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::explain::Ctx;
 use super::workloads::{PaperOptions, ANTICIPATORY, BASELINE, SPACING_SWEEP};
 use super::PaperRun;
-use crate::report::RunReport;
+use antsched_workload::report::RunReport;
 
 /// One published figure and ours.
 #[derive(Clone, Debug, Serialize)]

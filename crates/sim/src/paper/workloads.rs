@@ -348,8 +348,8 @@ weights are compared with one reader alone.\n",
         per_dir = TREE_DIR_FILES,
         scale = 17_000 / c.tree_files,
         cap = c.cap_s,
-        wb_ms = crate::fio::DEFAULT_WRITEBACK_INTERVAL_NS / 1_000_000,
-        dirty_mib = crate::fio::DEFAULT_DIRTY_LIMIT >> 20,
+        wb_ms = antsched_workload::fio::DEFAULT_WRITEBACK_INTERVAL_NS / 1_000_000,
+        dirty_mib = antsched_workload::fio::DEFAULT_DIRTY_LIMIT >> 20,
         gap_ms = f64::from(CAT_GAP_US) / 1000.0,
         expire = tunable_default("linux-as", "read_expire"),
     )
@@ -769,7 +769,7 @@ mod tests {
                 quick,
                 ..PaperOptions::default()
             }) {
-                crate::fio::parse(&r.job, &r.group)
+                antsched_workload::fio::parse(&r.job, &r.group)
                     .unwrap_or_else(|e| panic!("{}: {e}\n{}", r.group, r.job));
             }
         }

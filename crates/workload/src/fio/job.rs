@@ -20,6 +20,15 @@ pub struct JobFile {
 }
 
 impl JobFile {
+    /// A job file with no jobs: what a driver that replays a trace runs beside it. A `const`
+    /// so that it can be a `static` (the struct is `non_exhaustive` outside this crate).
+    pub const fn empty() -> JobFile {
+        JobFile {
+            origin: String::new(),
+            jobs: Vec::new(),
+        }
+    }
+
     /// Reads and parses the job file at `path` within the default [`Limits`]. Errors name the
     /// path as given.
     pub fn load(path: impl AsRef<Path>) -> Result<JobFile, FioError> {

@@ -7,7 +7,7 @@
 //! [`Job`] per job section, with every option resolved to a typed field.
 //!
 //! ```
-//! use antsched_sim::fio::{self, IoEngine, RwPattern};
+//! use antsched_workload::fio::{self, IoEngine, RwPattern};
 //!
 //! let text = "\
 //! [global]
@@ -43,7 +43,7 @@
 //! compatibility quirk, which antsched follows so both read a file alike: with that default the
 //! IEC forms are powers of 1000 (`1kib` = 1000, `1gib` = 10^9). Times are whole numbers with an
 //! optional unit `ns`, `us`/`usec`, `ms`/`msec`, `s`/`sec`, `m`/`min` (minutes), `h`, `d`;
-//! without one, fio's default unit for the option applies. `crates/sim/src/fio/value.rs` has the
+//! without one, fio's default unit for the option applies. `crates/workload/src/fio/value.rs` has the
 //! details.
 //!
 //! # Options

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use antsched_sim::fio::{
+use antsched_workload::fio::{
     self, ErrorKind, FileServiceType, FileTarget, FioError, IoEngine, Job, JobFile, RwPattern,
     ThinkTimeDist,
 };
@@ -787,4 +787,30 @@ fn a_bad_limit_says_what_the_limits_are() {
         assert!(e.contains(says), "{bad}: {e}");
     }
     assert_eq!(l, fio::Limits::default(), "a refused limit changes nothing");
+}
+
+/// Virtual time once wrapped: `antsched_issue_delay=18446744073709551615ns` reported the
+/// no-delay result and `thinktime=1000000000s` a duration of 18,426,047,410 s. A pause past an
+/// hour is now refused at its line, naming the option.
+#[test]
+fn pauses_past_an_hour_are_refused_naming_the_option() {
+    for (extra, option) in [
+        (
+            "antsched_issue_delay=18446744073709551615ns",
+            "antsched_issue_delay",
+        ),
+        ("thinktime=1000000000s", "thinktime"),
+        ("thinktime=3600000001us", "thinktime"),
+        (
+            "antsched_writeback_interval=2h",
+            "antsched_writeback_interval",
+        ),
+    ] {
+        let text = format!("[a]\nrw=read\nbs=4k\nsize=1m\ndirect=1\n{extra}\n");
+        let e = fio::parse(&text, "t.fio").unwrap_err().to_string();
+        assert!(
+            e.contains("t.fio:6") && e.contains(option) && e.contains("at most 1h"),
+            "{extra}: {e}"
+        );
+    }
 }

@@ -1,4 +1,4 @@
-//! From a job file to what the simulator runs: files placed on the disk, and issuers (one per
+//! From a job file to what a driver runs: files placed on the disk, and issuers (one per
 //! job clone) with the regions they work in and the class they belong to.
 //!
 //! Placement follows docs/architecture.md ("Workloads"): a job whose `filename` is a device path addresses the disk
@@ -8,9 +8,8 @@
 
 use antsched_core::ClassId;
 
-use crate::fio::{FileTarget, Job, JobFile, DIR_BLOCK};
+use crate::fio::{FileTarget, FioError, Job, JobFile, DIR_BLOCK};
 use crate::layout::{DiskLayout, FileId, FileLayout};
-use crate::SimError;
 
 const SECTOR: u64 = 512;
 
@@ -83,21 +82,22 @@ fn clone_name(job: &Job, clone: u32) -> String {
 
 /// Bytes of each file a job touches, or an error naming the job: the simulator must know
 /// where a regular file ends.
-fn file_bytes(jobs: &JobFile, job: &Job) -> Result<u64, SimError> {
+fn file_bytes(jobs: &JobFile, job: &Job) -> Result<u64, FioError> {
     match job.file_size() {
         Some(0) | None => Err(jobs
             .error_at(
                 job,
                 "size",
                 "the simulator needs the file's size: give size= or filesize= (runtime alone does not say where the file ends)",
-            )
-            .into()),
+            )),
         Some(n) => Ok(n),
     }
 }
 
-/// Lays out the job file's files and makes its issuers.
-pub fn compile(jobs: &JobFile, capacity_sectors: u64, seed: u64) -> Result<Workload, SimError> {
+/// Lays out the job file's files and makes its issuers. Every error is the job file's: a file
+/// that does not fit on a disk of `capacity_sectors`, files that overlap, a job whose `bs`
+/// exceeds its region, each named at the option's line.
+pub fn compile(jobs: &JobFile, capacity_sectors: u64, seed: u64) -> Result<Workload, FioError> {
     let capacity = capacity_sectors * SECTOR;
     let mut needs: Vec<Need> = Vec::new();
     // Names of the directories among them (`antsched_dir_files`).
@@ -208,8 +208,7 @@ pub fn compile(jobs: &JobFile, capacity_sectors: u64, seed: u64) -> Result<Workl
                         n.name,
                         end * SECTOR
                     ),
-                )
-                .into());
+                ));
         }
         let other = placed
             .range(..end)
@@ -225,8 +224,7 @@ pub fn compile(jobs: &JobFile, capacity_sectors: u64, seed: u64) -> Result<Workl
                         "file {} (sectors {start}..{end}) overlaps file {} (from sector {}); place it elsewhere",
                         n.name, other.name, other.start
                     ),
-                )
-                .into());
+                ));
         }
         cursor = cursor.max(end);
         if file.span_sectors() > 0 {
@@ -280,16 +278,14 @@ pub fn compile(jobs: &JobFile, capacity_sectors: u64, seed: u64) -> Result<Workl
                     let len = job.size.unwrap_or(capacity.saturating_sub(job.offset));
                     if job.offset + len > capacity || len == 0 {
                         let option = if job.size.is_some() { "size" } else { "offset" };
-                        return Err(jobs
-                            .error_at(
-                                job,
-                                option,
-                                format!(
-                                    "offset {} + size {len} is beyond the disk's {capacity} bytes",
-                                    job.offset
-                                ),
-                            )
-                            .into());
+                        return Err(jobs.error_at(
+                            job,
+                            option,
+                            format!(
+                                "offset {} + size {len} is beyond the disk's {capacity} bytes",
+                                job.offset
+                            ),
+                        ));
                     }
                     vec![Region {
                         file,
@@ -321,9 +317,11 @@ pub fn compile(jobs: &JobFile, capacity_sectors: u64, seed: u64) -> Result<Workl
                     .collect(),
             };
             if job.bs > regions.iter().map(|r| r.len).max().unwrap_or(0) {
-                return Err(jobs
-                    .error_at(job, "bs", "bs is larger than the region the job works in")
-                    .into());
+                return Err(jobs.error_at(
+                    job,
+                    "bs",
+                    "bs is larger than the region the job works in",
+                ));
             }
             let seed = match job.randseed {
                 Some(s) => mix(s ^ u64::from(clone)),

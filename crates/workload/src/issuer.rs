@@ -1,5 +1,5 @@
 //! What one job clone does next: which file, which offset, read or write, and how long it
-//! thinks before the next I/O. Pure bookkeeping on the job's options; the engine does the
+//! thinks before the next I/O. Pure bookkeeping on the job's options; the driver does the
 //! timing.
 
 use antsched_core::{Nanos, Op};
@@ -7,7 +7,7 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::fio::{FileServiceType, Job, ThinkTimeDist};
-use crate::workload::{Issuer, Region};
+use crate::{Issuer, Region};
 
 /// One application I/O: `len` bytes at `offset` of region `region`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
