@@ -86,9 +86,9 @@ pub enum ReadAhead {
     Cylinder,
     /// Until the segment is full (bounded by the maximum read-ahead).
     Segment,
-    /// To the end of the track after the request's last track when the previous read ended on
-    /// the track just before the request's (a stream is running), else to the end of the
-    /// request's last track: staying one track ahead of a sequential reader.
+    /// To the end of the track holding the block after the request, and one track further when
+    /// the segment began on an earlier track (a stream is running), not bounded by the maximum
+    /// read-ahead: DiskSim's `BUFFER_DEC_PREFETCH_SCHEME` (`Buffer continuous read = 4`).
     TrackAhead,
 }
 
@@ -306,8 +306,6 @@ struct State {
     /// When the mechanism finishes the work already committed (a destage).
     mech_free: f64,
     last_read: bool,
-    /// End LBN of the track where the last read request ended (stream detection).
-    last_read_track_end: Option<u64>,
     prefetch: Option<Prefetch>,
     tick: u64,
 }
@@ -571,7 +569,6 @@ impl HddModel {
                 busy_until: 0.0,
                 mech_free: 0.0,
                 last_read: true,
-                last_read_track_end: None,
                 prefetch: None,
                 tick: 0,
             },
@@ -960,8 +957,17 @@ impl HddModel {
         // the tests are combined with `&`, not `&&`, so that a segment costs one branch.
         for (i, s) in self.segs.iter().enumerate() {
             let end = if i == pi { pe.max(s.end) } else { s.end };
+            // The read-ahead overwrites the oldest blocks once the segment is full
+            // (disksim_diskctlr.c, disk_buffer_segment_wrap after every sector read), as
+            // `settle_prefetch_data` records when the read-ahead is stopped.
+            let start = if i == pi {
+                s.start
+                    .max(end.saturating_sub(u64::from(self.spec.p.cache.segment_sectors.max(1))))
+            } else {
+                s.start
+            };
             let readable = s.valid & (rw | !s.write);
-            if readable & (lbn >= s.start) & (lbn < end) {
+            if readable & (lbn >= start) & (lbn < end) {
                 return Some((i, end));
             }
         }
@@ -1021,15 +1027,24 @@ impl HddModel {
                 end - 1 + loc.run as u64
             }
             ReadAhead::TrackAhead => {
-                let loc = self.locate(end - 1);
-                let track_end = end - 1 + loc.run as u64;
-                let first_track = self.spec.layout.track_start(lbn);
-                if self.st.last_read_track_end == Some(first_track) && track_end < cap {
-                    let next = self.locate(track_end);
-                    track_end + next.run as u64
-                } else {
-                    track_end
+                // DiskSim's BUFFER_DEC_PREFETCH_SCHEME (disksim_diskcache.c,
+                // disk_buffer_get_max_readahead): to the end of the track holding the first block
+                // after the request, one track further when the segment began on an earlier
+                // track; it returns before the `Maximum read-ahead` bound the other schemes get.
+                let first = self.spec.layout.lbn_to_pbn(end);
+                let mut l = end;
+                while l < cap {
+                    let loc = self.locate(l);
+                    if loc.pbn.cyl != first.cyl || loc.pbn.head != first.head {
+                        break;
+                    }
+                    l += loc.run as u64;
                 }
+                if seg_start < self.spec.layout.track_start(end) {
+                    let spt = self.spec.layout.zones[self.locate(lbn).zone].spt as u64;
+                    l += spt;
+                }
+                return l.min(cap).max(end);
             }
             ReadAhead::Cylinder => {
                 let cyl = self.spec.layout.lbn_to_pbn(end - 1).cyl;
@@ -1706,10 +1721,6 @@ impl DeviceModel for HddModel {
             DiskOp::Write => self.write(lbn, n, t),
         };
         self.st.last_read = req.op == DiskOp::Read;
-        if req.op == DiskOp::Read && self.spec.p.cache.read_ahead == ReadAhead::TrackAhead {
-            let last = lbn + n - 1;
-            self.st.last_read_track_end = Some(last + self.locate(last).run as u64);
-        }
         self.st.busy_until = done;
         let start = to_ns(t);
         let finish = to_ns(done).max(start);
