@@ -96,23 +96,27 @@ pub struct RwSptf {
 
 /// What tells a starved context: the disk time each context had lately, decayed over
 /// [`SYNC_GRACE`], and the contexts with a synchronous request pending.
+///
+/// Every figure decays at the same rate, so each is kept scaled up by `e^((t - epoch) / grace)`
+/// at the time `t` it was served: comparing two needs no decay, and adding to one takes a
+/// single exponential. The epoch moves forward now and then, before the scale overflows.
 #[derive(Debug, Default)]
 struct Shares {
     /// Synchronous requests pending per context.
     waiting: HashMap<ContextId, u32>,
-    /// Each context's decayed disk time, ns, as of when it was last updated.
-    served: HashMap<ContextId, (f64, Nanos)>,
-    /// Every context's together, likewise.
-    total: (f64, Nanos),
+    /// Each context's scaled disk time.
+    served: HashMap<ContextId, f64>,
+    /// Every context's together, scaled likewise.
+    total: f64,
+    epoch: Nanos,
     /// Completions since `served` was last rid of contexts whose time has decayed away.
     since_pruned: usize,
 }
 
-impl Shares {
-    fn decayed((value, at): (f64, Nanos), now: Nanos) -> f64 {
-        value * (-(now.saturating_sub(at) as f64) / SYNC_GRACE as f64).exp()
-    }
+/// How far (in graces) the epoch may fall behind: `e^256` is far inside an `f64`.
+const RESCALE_AFTER: f64 = 256.0;
 
+impl Shares {
     fn arrived(&mut self, ctx: ContextId) {
         *self.waiting.entry(ctx).or_default() += 1;
     }
@@ -127,30 +131,35 @@ impl Shares {
     }
 
     fn served(&mut self, ctx: ContextId, service: Nanos, now: Nanos) {
-        let e = self.served.entry(ctx).or_insert((0.0, now));
-        *e = (Self::decayed(*e, now) + service as f64, now);
-        self.total = (Self::decayed(self.total, now) + service as f64, now);
+        let mut age = now.saturating_sub(self.epoch) as f64 / SYNC_GRACE as f64;
+        if age > RESCALE_AFTER {
+            let down = (-age).exp();
+            self.served.values_mut().for_each(|v| *v *= down);
+            self.total *= down;
+            self.epoch = now;
+            age = 0.0;
+        }
+        let scaled = service as f64 * age.exp();
+        *self.served.entry(ctx).or_default() += scaled;
+        self.total += scaled;
         // A context that has gone (a chain's member) would stay forever: forget, now and
-        // then, the ones whose time has decayed to nothing.
+        // then, the ones whose time has decayed to nothing beside everyone's.
         self.since_pruned += 1;
         if self.since_pruned >= self.served.len().max(64) {
             self.since_pruned = 0;
-            let floor = Self::decayed(self.total, now) * 1e-6;
-            self.served.retain(|_, v| Self::decayed(*v, now) > floor);
+            let floor = self.total * 1e-6;
+            self.served.retain(|_, v| *v > floor);
         }
     }
 
-    /// The grace of a synchronous request of `ctx` (already counted as waiting) arriving now.
-    fn grace(&self, ctx: ContextId, now: Nanos) -> Nanos {
+    /// The grace of a synchronous request of `ctx` (already counted as waiting).
+    fn grace(&self, ctx: ContextId) -> Nanos {
         let others = self.waiting.len().saturating_sub(1);
         if others < 2 {
             return SYNC_GRACE;
         }
-        let fair = Self::decayed(self.total, now) / self.waiting.len() as f64;
-        let had = self
-            .served
-            .get(&ctx)
-            .map_or(0.0, |&v| Self::decayed(v, now));
+        let fair = self.total / self.waiting.len() as f64;
+        let had = self.served.get(&ctx).copied().unwrap_or(0.0);
         if had < STARVED_SHARE * fair {
             SYNC_GRACE / others as Nanos
         } else {
@@ -203,7 +212,7 @@ impl Policy for RwSptf {
             self.writes.enqueue(req, now);
         } else {
             self.shares.arrived(req.context);
-            let grace = self.shares.grace(req.context, now);
+            let grace = self.shares.grace(req.context);
             self.sync.enqueue_with_grace(req, grace, now);
         }
     }
@@ -345,17 +354,17 @@ mod tests {
         s.served(b, 100 * MS, 0);
         s.arrived(a);
         s.arrived(d);
-        assert_eq!(s.grace(d, MS), SYNC_GRACE);
+        assert_eq!(s.grace(d), SYNC_GRACE);
         s.arrived(b);
         s.arrived(c);
-        assert_eq!(s.grace(d, MS), SYNC_GRACE / 3);
-        assert_eq!(s.grace(a, MS), SYNC_GRACE);
+        assert_eq!(s.grace(d), SYNC_GRACE / 3);
+        assert_eq!(s.grace(a), SYNC_GRACE);
         // Served its share since, it keeps the whole grace again.
         s.served(d, 100 * MS, MS);
-        assert_eq!(s.grace(d, MS), SYNC_GRACE);
+        assert_eq!(s.grace(d), SYNC_GRACE);
         s.left(b);
         s.left(c);
-        assert_eq!(s.grace(c, MS), SYNC_GRACE);
+        assert_eq!(s.grace(c), SYNC_GRACE);
     }
 
     /// Overdue writes get a batch, then reads get the disk back for at least the read batch.
