@@ -1032,14 +1032,8 @@ impl HddModel {
                 // after the request, one track further when the segment began on an earlier
                 // track; it returns before the `Maximum read-ahead` bound the other schemes get.
                 let first = self.spec.layout.lbn_to_pbn(end);
-                let mut l = end;
-                while l < cap {
-                    let loc = self.locate(l);
-                    if loc.pbn.cyl != first.cyl || loc.pbn.head != first.head {
-                        break;
-                    }
-                    l += loc.run as u64;
-                }
+                let mut l =
+                    self.extent_end(end, cap, |p| p.cyl == first.cyl && p.head == first.head);
                 if seg_start < self.spec.layout.track_start(end) {
                     let spt = self.spec.layout.zones[self.locate(lbn).zone].spt as u64;
                     l += spt;
@@ -1048,15 +1042,9 @@ impl HddModel {
             }
             ReadAhead::Cylinder => {
                 let cyl = self.spec.layout.lbn_to_pbn(end - 1).cyl;
-                let mut l = end;
-                while l < cap && l < end + c.max_read_ahead as u64 {
-                    let loc = self.locate(l);
-                    if loc.pbn.cyl != cyl {
-                        break;
-                    }
-                    l += loc.run as u64;
-                }
-                l
+                self.extent_end(end, cap.min(end + c.max_read_ahead as u64), |p| {
+                    p.cyl == cyl
+                })
             }
             ReadAhead::Segment => match c.keep_request {
                 KeepRequest::Overwrite => end + c.max_read_ahead as u64,
@@ -1066,6 +1054,20 @@ impl HddModel {
         };
         limit = limit.min(end + c.max_read_ahead as u64).min(cap);
         limit.max(end)
+    }
+
+    /// The first LBN from `from` (below `bound`, walking whole runs) whose sector `within`
+    /// rejects: the end of the track or cylinder a read-ahead runs to.
+    fn extent_end(&self, from: u64, bound: u64, within: impl Fn(Pbn) -> bool) -> u64 {
+        let mut l = from;
+        while l < bound {
+            let loc = self.locate(l);
+            if !within(loc.pbn) {
+                break;
+            }
+            l += loc.run as u64;
+        }
+        l
     }
 
     fn start_prefetch(&mut self, seg: usize, from: u64, lbn: u64, cyl: u32, head: u32, t: f64) {
