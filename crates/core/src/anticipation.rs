@@ -144,7 +144,7 @@ struct Wait {
 
 /// What [`Anticipatory::evaluate`] decided: how long to wait before dispatching the candidate
 /// (0: now), and whether the wait is for a chain's next member.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 struct Verdict {
     wait: Nanos,
     chain: bool,
@@ -330,6 +330,14 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
         }
     }
 
+    /// The chain awaited did not go on: forget its tail, and tell its statistics that no
+    /// member came within the think cap.
+    fn break_chain(&mut self) {
+        self.chain = None;
+        let cap = self.cfg.stats.think_cap();
+        self.chain_stats.think.record(cap, &self.cfg.stats);
+    }
+
     /// How long to wait before dispatching `cand`, and for whom.
     fn evaluate(&mut self, cand: &Request, now: Nanos) -> Verdict {
         // An asynchronous write candidate goes at once: the thesis's framework asks the
@@ -352,10 +360,8 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
             let Some(t) = self.chain else {
                 return Verdict::GO;
             };
-            let cap = self.cfg.stats.think_cap();
-            if now.saturating_sub(t.done) >= cap {
-                self.chain = None;
-                self.chain_stats.think.record(cap, &self.cfg.stats);
+            if now.saturating_sub(t.done) >= self.cfg.stats.think_cap() {
+                self.break_chain();
                 return Verdict::GO;
             }
             return self.evaluate_chain(cand, t.context, t.class, t.end, t.done, now);
@@ -433,10 +439,7 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
                     // show it, and its statistics would keep promising a member forever (two
                     // readers thinking 10 ms each were waited for, in vain, at every switch
                     // between them). So the chain broke, as at the think cap.
-                    self.chain = None;
-                    self.chain_stats
-                        .think
-                        .record(self.cfg.stats.think_cap(), &self.cfg.stats);
+                    self.break_chain();
                 }
             } else if w.answered {
                 self.counters.hits += 1;

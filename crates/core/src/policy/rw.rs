@@ -367,6 +367,30 @@ mod tests {
         assert_eq!(s.grace(c), SYNC_GRACE);
     }
 
+    /// Shares decay: a context served long ago is starved beside one served now, also across
+    /// the epoch's move (past `RESCALE_AFTER` graces), and the scaled figures stay finite.
+    #[test]
+    fn shares_decay_and_survive_the_epochs_move() {
+        let mut s = Shares::default();
+        let (a, b, c) = (ContextId(1), ContextId(2), ContextId(3));
+        for ctx in [a, b, c] {
+            s.arrived(ctx);
+        }
+        s.served(a, 100 * MS, 0);
+        s.served(b, 100 * MS, 0);
+        // Ten graces later b is served again: a's old time has decayed, b's has not.
+        s.served(b, 100 * MS, 10 * SYNC_GRACE);
+        assert_eq!(s.grace(a), SYNC_GRACE / 2);
+        assert_eq!(s.grace(b), SYNC_GRACE);
+        // Far past the epoch: the scale is moved, and the same holds with a and b swapped.
+        let later = 1_000 * SYNC_GRACE;
+        s.served(a, 100 * MS, later);
+        assert_eq!(s.epoch, later);
+        assert!(s.total.is_finite() && s.served.values().all(|v| v.is_finite()));
+        assert_eq!(s.grace(b), SYNC_GRACE / 2);
+        assert_eq!(s.grace(a), SYNC_GRACE);
+    }
+
     /// Overdue writes get a batch, then reads get the disk back for at least the read batch.
     #[test]
     fn overdue_writes_get_a_batch_then_reads_their_turn() {
