@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use antsched_sim::paper::{self, Comparison, Experiment, Measure, PaperOptions, PaperRun};
+use antsched_paper::{self as paper, Comparison, Experiment, Measure, PaperOptions, PaperRun};
 use anyhow::Context;
 
 use crate::plots::{Bars, Heatmap, Lines, Plot};

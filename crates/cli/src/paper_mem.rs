@@ -6,7 +6,7 @@ use std::path::Path;
 
 use antsched_mem::paper::{self, MemPaperOptions, MemRun, PlannedRun, Verdict};
 use antsched_mem::sim::MemReport;
-use antsched_sim::paper::Experiment;
+use antsched_paper::Experiment;
 use rayon::prelude::*;
 
 use crate::paper::{fmt, Args};

@@ -228,7 +228,7 @@ fn paper_prose_follows_the_options() {
     );
     // The spacing sweep's rows are about its own distances, the default among them.
     let sweep = |l: &str| {
-        antsched_sim::paper::SPACING_SWEEP_MIB
+        antsched_paper::SPACING_SWEEP_MIB
             .iter()
             .any(|m| l.starts_with(&format!("- {m} MiB apart:")))
     };

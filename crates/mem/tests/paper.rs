@@ -3,7 +3,7 @@
 //! report prints.
 
 use antsched_mem::paper::{self, MemPaperOptions, MemRun};
-use antsched_sim::paper::Experiment;
+use antsched_paper::Experiment;
 
 /// Runs the planned scenarios whose names `pick` accepts, and evaluates them.
 fn run(pick: impl Fn(&str) -> bool) -> (Vec<MemRun>, Vec<Experiment>) {

@@ -4,19 +4,18 @@
 //! `docs/architecture.md`). This crate is the simulated world: a discrete-event simulator on virtual
 //! nanoseconds that drives a scheduler from `antsched-core` against a device model, running the
 //! workloads of `antsched-workload` (fio job files, traces) with the file-system effects the
-//! paper depends on (read-ahead, delayed writes, request splitting) timed on its clock, and the
-//! experiments of the paper. Everything here is deterministic for a given seed.
+//! paper depends on (read-ahead, delayed writes, request splitting) timed on its clock.
+//! Everything here is deterministic for a given seed.
 //!
 //! What a workload is (the fio subset, file placement, issuers, the page-cache model, traces)
 //! and what a run reports are `antsched-workload`'s; this crate only says when each thing
-//! happens.
+//! happens. The paper's experiments, which run on this simulator, are `antsched-paper`'s.
 //!
 //! ## The pieces
 //!
 //! - [`engine`]: the event loop on virtual nanoseconds; the scheduler decides, the device
 //!   ([`device`]) serves. [`engine::Replay`] replays a trace as an issuer kind of the engine,
 //!   open or closed loop, one context per process of the trace.
-//! - [`paper`]: the paper suite's disk experiments.
 //!
 //! [`simulate`] runs one job file under one scheduler on one device model; [`replay`] one
 //! trace.
@@ -24,7 +23,6 @@
 
 pub mod device;
 pub mod engine;
-pub mod paper;
 
 use antsched_disk::DeviceModel;
 use antsched_workload::report::RunReport;

@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use antsched_sim::paper::Experiment;
+use antsched_paper::Experiment;
 use serde::Serialize;
 
 use super::*;

@@ -255,7 +255,7 @@ fn tunable_default(scheduler: &str, name: &str) -> String {
 /// How the Linux/CAS and BFQ experiments are modelled, for the report (markdown). Its
 /// figures are the options', the simulator's settings, and those of `runs`, the suite's runs
 /// (a figure whose run is not there shows as `?`).
-pub fn modelling_notes(o: &PaperOptions, runs: &[super::PaperRun]) -> String {
+pub fn modelling_notes(o: &PaperOptions, runs: &[crate::PaperRun]) -> String {
     let c = CasScale::of(o);
     let spacing = o.file_spacing >> 20;
     let tree_mib = f64::from(c.tree_files * TREE_FILE_KIB) / 1024.0;
@@ -611,7 +611,7 @@ pub fn plan(o: &PaperOptions) -> Vec<PlannedRun> {
     // 4.2.1 and 4.2.2 again with the files at each distance of the sweep (those that fit on
     // the disk), and the random readers of 4.1 beside them: the gain that wants the files far
     // apart. mmap readers, so the distance is exactly the spacing.
-    let capacity = crate::disk_model(&o.disk).map_or(0, |d| d.capacity_sectors() * 512);
+    let capacity = antsched_sim::disk_model(&o.disk).map_or(0, |d| d.capacity_sectors() * 512);
     for mib in SPACING_SWEEP_MIB {
         let spacing = mib << 20;
         if spacing + FILE_SIZE > capacity {

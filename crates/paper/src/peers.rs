@@ -3,7 +3,7 @@
 //!
 //! The CAS tables report seconds and MB/s measured on the paper's machine (a 7,200 rpm Maxtor
 //! IDE disk of about 35 MB/s, Linux 2.6.9) for workloads whose size we scale down (see
-//! [`super::workloads::CasScale`]): its seconds are set beside ours as printed, and the rows
+//! [`crate::workloads::CasScale`]): its seconds are set beside ours as printed, and the rows
 //! that carry the paper's point are the scale-free ones, the ratios between schedulers. The
 //! schedulers the paper did not run (`linux-as-2.6.32`, `cfq`, `bfq`, and antsched's
 //! `as-aged-sptf`) get rows without a published figure.
@@ -12,8 +12,8 @@
 //! budgets are in sectors). The seminar report we have lost the tables of measured shares, so
 //! the weights are the published figure.
 
-use super::explain::Ctx;
-use super::published::{Experiment, Runs};
+use crate::explain::Ctx;
+use crate::published::{Experiment, Runs};
 use antsched_workload::report::RunReport;
 
 /// A timed run's length, and whether that is only a lower bound (the run hit its cap before

@@ -1,6 +1,6 @@
 //! Why our figure differs from the paper's: each reason is worked out from the runs of this
 //! invocation and the options in effect (disk, file spacing, estimator), and attached to the
-//! row it explains ([`super::Experiment::why`]) right where the row is made.
+//! row it explains ([`crate::Experiment::why`]) right where the row is made.
 //!
 //! A reason states figures of ours only as the runs give them (throughput, utilization, disk
 //! time per request, anticipation waits), and the paper's only as the published table gives
@@ -14,15 +14,15 @@ use antsched_core::stats::{StatsConfig, ThinkTimeHistogram};
 use antsched_core::{PositioningCurve, MS, US};
 use serde::Serialize;
 
-use super::published::Runs;
-use super::workloads::{
+use crate::published::Runs;
+use crate::workloads::{
     CasScale, PaperOptions, ANTICIPATORY, BASELINE, FILE_SIZE, ISSUE_DELAY_US, SPACING_SWEEP,
     TREE_DIR_FILES,
 };
 use antsched_workload::report::RunReport;
 
 /// Files in the Linux 2.6.9 source tree that the Linux/CAS paper's `find` walked: a fact
-/// about the paper's setup (see [`super::workloads::modelling_notes`]), used to turn its
+/// about the paper's setup (see [`crate::workloads::modelling_notes`]), used to turn its
 /// seconds into seconds per file.
 pub const LINUX_TREE_FILES: f64 = 17_000.0;
 
@@ -63,8 +63,8 @@ pub struct WaitThresholds {
 /// The positioning curve the suite's schedulers price requests with, if it is one.
 fn curve(o: &PaperOptions) -> Option<std::sync::Arc<PositioningCurve>> {
     if o.estimator == "calibrated" {
-        let disk = crate::disk_model(&o.disk).ok()?;
-        Some(crate::device::calibrate(&*disk))
+        let disk = antsched_sim::disk_model(&o.disk).ok()?;
+        Some(antsched_sim::device::calibrate(&*disk))
     } else if o.estimator.ends_with(".json") {
         PositioningCurve::load(std::path::Path::new(&o.estimator))
             .ok()
@@ -351,7 +351,7 @@ impl<'a> Ctx<'a> {
     pub fn fast_disk_gain(&self) -> Option<String> {
         let b = self.mb("fig13-fast-disk", "seq/mmap", None, BASELINE)?;
         let slow = self.mb("fig4-access-patterns", "seq/mmap", None, BASELINE)?;
-        let capacity = crate::disk_model(&self.o.fast_disk)
+        let capacity = antsched_sim::disk_model(&self.o.fast_disk)
             .ok()?
             .capacity_sectors() as f64
             * 512.0;

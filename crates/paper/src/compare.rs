@@ -11,9 +11,9 @@
 
 use serde::Serialize;
 
-use super::published::Runs;
-use super::workloads::{all_schedulers, COMPARE_THINK_MS};
-use super::PaperRun;
+use crate::published::Runs;
+use crate::workloads::{all_schedulers, COMPARE_THINK_MS};
+use crate::PaperRun;
 
 /// The peers: Linux's and BFQ's schedulers. Every other scheduler of the catalog is
 /// antsched's own.

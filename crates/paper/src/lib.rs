@@ -26,6 +26,7 @@
 //!
 //! [`compare`] sets every scheduler of the catalog side by side on every microbenchmark
 //! (comparison mode).
+#![forbid(unsafe_code)]
 
 mod compare;
 mod explain;
@@ -54,7 +55,7 @@ pub use workloads::{
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::{disk_model, simulate, SimError};
+use antsched_sim::{disk_model, simulate, SimError};
 use antsched_workload::fio;
 use antsched_workload::report::RunReport;
 
@@ -133,13 +134,13 @@ mod prose {
 
     /// The paper module's sources (and the CLI's report writer), without their tests.
     const SOURCES: [(&str, &str); 7] = [
-        ("mod.rs", include_str!("mod.rs")),
+        ("lib.rs", include_str!("lib.rs")),
         ("explain.rs", include_str!("explain.rs")),
         ("compare.rs", include_str!("compare.rs")),
         ("peers.rs", include_str!("peers.rs")),
         ("published.rs", include_str!("published.rs")),
         ("workloads.rs", include_str!("workloads.rs")),
-        ("cli/paper.rs", include_str!("../../../cli/src/paper.rs")),
+        ("cli/paper.rs", include_str!("../../cli/src/paper.rs")),
     ];
 
     /// Reviewed figures in string literals, each with why it may stand: the quantity labels

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use antsched_sim::paper::{self, CasScale, PaperOptions, PaperRun};
+use antsched_paper::{self as paper, CasScale, PaperOptions, PaperRun};
 use antsched_workload::report::RunReport;
 
 /// A figure in prose: its value, how many decimals it was printed with, and whether it was a

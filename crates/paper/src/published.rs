@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::explain::Ctx;
-use super::workloads::{PaperOptions, ANTICIPATORY, BASELINE, SPACING_SWEEP};
-use super::PaperRun;
+use crate::explain::Ctx;
+use crate::workloads::{PaperOptions, ANTICIPATORY, BASELINE, SPACING_SWEEP};
+use crate::PaperRun;
 use antsched_workload::report::RunReport;
 
 /// One published figure and ours.
@@ -153,7 +153,7 @@ impl<'a> Runs<'a> {
 
     /// The swept values (x) of a group's variant, increasing.
     pub(super) fn xs(&self, group: &str, variant: &str) -> Vec<f64> {
-        super::sweep_xs(self.0, group, variant)
+        crate::sweep_xs(self.0, group, variant)
     }
 
     /// (x, baseline MB/s, anticipatory MB/s) of a sweep, by increasing x.
@@ -396,7 +396,7 @@ pub fn evaluate(runs: &[PaperRun], o: &PaperOptions) -> Vec<Experiment> {
     );
     // The release's two unanticipated mmap readers (the paper: "only 5 MB/s").
     let release_base = 4.77;
-    let spacings = super::swept_spacings(runs);
+    let spacings = crate::swept_spacings(runs);
     let mut summary = Vec::new();
     for mib in spacings {
         let sym = r.sweep_of(SPACING_SWEEP, &format!("symmetric/{mib}"));
@@ -623,6 +623,6 @@ pub fn evaluate(runs: &[PaperRun], o: &PaperOptions) -> Vec<Experiment> {
         e.row(label, paper, ours);
     }
     out.push(e);
-    super::peers::evaluate(&cx, &mut out);
+    crate::peers::evaluate(&cx, &mut out);
     out
 }
