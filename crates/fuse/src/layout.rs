@@ -21,7 +21,9 @@
 //!   (Laying files out in listing order instead makes a scan purely sequential, and the
 //!   drive's read-ahead cache then serves two scans at once whatever the scheduler.)
 //! - **While mounted**, a file that grows past its blocks (a new file, an append) gets the
-//!   *next free extents*: from a cursor that moves forward through the free space (next fit),
+//!   *next free extents*: from a cursor that moves forward through the free space (next fit,
+//!   `antsched_workload::layout::FreeSpace`, the rule by which `antsched sim` places a job
+//!   file's files, so that both put a file where the last one ended),
 //!   extending the file's last extent in place when the cursor is right behind it. Growth is
 //!   allocated in chunks (at least 64 KiB, and up to the file's current size, at most 16 MiB
 //!   at a time), as file systems preallocate for a growing file, so that a file written
@@ -33,13 +35,13 @@
 //! writes). Files are identified by their backing inode (device and inode number), so a
 //! rename keeps a file's place and hard links share it.
 
-use std::collections::BTreeMap;
 use std::ffi::{CString, OsStr, OsString};
 use std::fmt::Write as _;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use antsched_workload::layout::FreeSpace;
 use rustc_hash::FxHashMap;
 
 /// Allocation unit in bytes.
@@ -86,26 +88,16 @@ pub struct NoSpace {
 #[derive(Debug)]
 pub struct Layout {
     files: FxHashMap<FileKey, Vec<Extent>>,
-    /// Free runs of sectors: start -> length. Disjoint, not adjacent (merged on free).
-    free: BTreeMap<u64, u64>,
-    /// Where the next allocation looks first.
-    cursor: u64,
-    capacity: u64,
+    /// Free sectors and the next-fit cursor: the placement rule the simulator uses too.
+    space: FreeSpace,
 }
 
 impl Layout {
     /// An empty disk of `capacity_sectors` (rounded down to whole blocks).
     pub fn new(capacity_sectors: u64) -> Layout {
-        let capacity = capacity_sectors / SECTORS_PER_BLOCK * SECTORS_PER_BLOCK;
-        let mut free = BTreeMap::new();
-        if capacity > 0 {
-            free.insert(0, capacity);
-        }
         Layout {
             files: FxHashMap::default(),
-            free,
-            cursor: 0,
-            capacity,
+            space: FreeSpace::new(capacity_sectors / SECTORS_PER_BLOCK * SECTORS_PER_BLOCK),
         }
     }
 
@@ -208,7 +200,7 @@ impl Layout {
                 path: rel.join(name),
                 size,
                 free: e.free,
-                capacity: self.capacity * SECTOR,
+                capacity: self.space.capacity() * SECTOR,
             })?;
             placed.push(Placement {
                 path: rel.join(name),
@@ -247,12 +239,12 @@ impl Layout {
 
     /// Capacity in bytes.
     pub fn capacity_bytes(&self) -> u64 {
-        self.capacity * SECTOR
+        self.space.capacity() * SECTOR
     }
 
     /// Free space in bytes.
     pub fn free_bytes(&self) -> u64 {
-        self.free.values().sum::<u64>() * SECTOR
+        self.space.free() * SECTOR
     }
 
     /// The extents of a file, in file order (empty for a file with no blocks yet).
@@ -276,7 +268,7 @@ impl Layout {
             return Ok(());
         }
         let needed = want - have;
-        let free_blocks = self.free.values().sum::<u64>() / SECTORS_PER_BLOCK;
+        let free_blocks = self.space.free() / SECTORS_PER_BLOCK;
         if needed > free_blocks {
             return Err(NoSpace {
                 needed: needed * BLOCK,
@@ -296,7 +288,10 @@ impl Layout {
         let mut left = chunk;
         let mut offset = have * BLOCK;
         while left > 0 {
-            let (start, len) = self.take(left * SECTORS_PER_BLOCK);
+            let (start, len) = self
+                .space
+                .take(left * SECTORS_PER_BLOCK)
+                .expect("free space was counted above");
             let ext = self.files.entry(key).or_default();
             match ext.last_mut() {
                 Some(last) if last.sector + last.sectors == start => last.sectors += len,
@@ -312,63 +307,11 @@ impl Layout {
         Ok(())
     }
 
-    /// Takes up to `sectors` from the free run at or after the cursor (wrapping around).
-    /// There is free space (the caller checked).
-    fn take(&mut self, sectors: u64) -> (u64, u64) {
-        let containing = self
-            .free
-            .range(..=self.cursor)
-            .next_back()
-            .filter(|(s, l)| **s + **l > self.cursor)
-            .map(|(s, l)| (*s, *l));
-        let (run_start, run_len) = containing
-            .or_else(|| self.free.range(self.cursor..).next().map(|(s, l)| (*s, *l)))
-            .or_else(|| self.free.iter().next().map(|(s, l)| (*s, *l)))
-            .expect("free space exists");
-        let start = if run_start <= self.cursor && self.cursor < run_start + run_len {
-            self.cursor
-        } else {
-            run_start
-        };
-        let avail = run_start + run_len - start;
-        let len = sectors.min(avail);
-        self.free.remove(&run_start);
-        if start > run_start {
-            self.free.insert(run_start, start - run_start);
-        }
-        if start + len < run_start + run_len {
-            self.free
-                .insert(start + len, run_start + run_len - start - len);
-        }
-        self.cursor = start + len;
-        if self.cursor >= self.capacity {
-            self.cursor = 0;
-        }
-        (start, len)
-    }
-
-    fn give_back(&mut self, start: u64, len: u64) {
-        let mut start = start;
-        let mut len = len;
-        if let Some((&ps, &pl)) = self.free.range(..start).next_back() {
-            if ps + pl == start {
-                self.free.remove(&ps);
-                start = ps;
-                len += pl;
-            }
-        }
-        if let Some(&nl) = self.free.get(&(start + len)) {
-            self.free.remove(&(start + len));
-            len += nl;
-        }
-        self.free.insert(start, len);
-    }
-
     /// Frees every block of the file (its last name and handle are gone).
     pub fn release(&mut self, key: FileKey) {
         if let Some(ext) = self.files.remove(&key) {
             for e in ext {
-                self.give_back(e.sector, e.sectors);
+                self.space.give_back(e.sector, e.sectors);
             }
         }
     }
@@ -398,7 +341,7 @@ impl Layout {
             self.files.remove(&key);
         }
         for (s, l) in freed {
-            self.give_back(s, l);
+            self.space.give_back(s, l);
         }
     }
 
@@ -550,7 +493,7 @@ mod tests {
         assert!(l.free_bytes() > before);
         l.release(a);
         assert_eq!(l.free_bytes(), l.capacity_bytes());
-        assert_eq!(l.free.len(), 1, "freed runs merge");
+        assert_eq!(l.space.free_runs(), 1, "freed runs merge");
     }
 
     #[test]

@@ -4,6 +4,16 @@
 //! directory near each other, a large file broken into regions that make FreeBSD's prefetch
 //! back off (section 4.1). A file here is a start sector and, optionally, a pattern of extents
 //! separated by gaps (`antsched_extent`, `antsched_extent_gap`); everything else follows.
+//!
+//! Where a file goes is one rule for the simulator and the mount ([`FreeSpace`]): the first
+//! file at sector 0 (the outer, fastest zone), each next one where the last allocation ended
+//! (next fit), so that files made one after another lie one after another, as a file system
+//! that allocates from a rotor lays them out. `antsched sim` places a job file's files this
+//! way, in the order the job file names them, unless `antsched_disk_offset` sets one; the
+//! mount places a backing tree's files the same way at mount time, and a file's growth while
+//! mounted.
+
+use std::collections::BTreeMap;
 
 use crate::fio::Extents;
 
@@ -95,9 +105,200 @@ impl DiskLayout {
     }
 }
 
+/// The free space of a disk, in sectors, and the next-fit cursor that places files on it.
+#[derive(Clone, Debug)]
+pub struct FreeSpace {
+    /// Free runs: start -> length. Disjoint and never adjacent (merged when given back).
+    free: BTreeMap<u64, u64>,
+    /// Sum of the free runs.
+    free_total: u64,
+    /// Where the next allocation starts looking.
+    cursor: u64,
+    capacity: u64,
+}
+
+/// A placement asked for sectors that are not free (or not on the disk).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("sectors {start}..{end} are not free")]
+pub struct NotFree {
+    pub start: u64,
+    pub end: u64,
+}
+
+impl FreeSpace {
+    /// An empty disk of `capacity` sectors.
+    pub fn new(capacity: u64) -> FreeSpace {
+        let mut free = BTreeMap::new();
+        if capacity > 0 {
+            free.insert(0, capacity);
+        }
+        FreeSpace {
+            free,
+            free_total: capacity,
+            cursor: 0,
+            capacity,
+        }
+    }
+
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Free sectors.
+    pub fn free(&self) -> u64 {
+        self.free_total
+    }
+
+    /// Number of free runs (the disk's fragmentation).
+    pub fn free_runs(&self) -> usize {
+        self.free.len()
+    }
+
+    /// Where the next allocation starts looking.
+    pub fn cursor(&self) -> u64 {
+        self.cursor
+    }
+
+    /// The free run holding `sector`, if any.
+    fn run_at(&self, sector: u64) -> Option<(u64, u64)> {
+        self.free
+            .range(..=sector)
+            .next_back()
+            .filter(|(s, l)| **s + **l > sector)
+            .map(|(s, l)| (*s, *l))
+    }
+
+    /// Takes `[start, start + len)` out of the free run `(run_start, run_len)` that holds it,
+    /// and moves the cursor past it.
+    fn cut(&mut self, (run_start, run_len): (u64, u64), start: u64, len: u64) {
+        self.free.remove(&run_start);
+        if start > run_start {
+            self.free.insert(run_start, start - run_start);
+        }
+        let run_end = run_start + run_len;
+        if start + len < run_end {
+            self.free.insert(start + len, run_end - start - len);
+        }
+        self.free_total -= len;
+        self.cursor = start + len;
+        if self.cursor >= self.capacity {
+            self.cursor = 0;
+        }
+    }
+
+    /// Takes up to `sectors` from the free run at the cursor, else the next free run after
+    /// it, wrapping round to the start of the disk: next fit. Returns `(start, length)`;
+    /// `None` when nothing is free.
+    pub fn take(&mut self, sectors: u64) -> Option<(u64, u64)> {
+        if sectors == 0 || self.free_total == 0 {
+            return None;
+        }
+        let (run, start) = match self.run_at(self.cursor) {
+            Some(run) => (run, self.cursor),
+            None => {
+                let (s, l) = self
+                    .free
+                    .range(self.cursor..)
+                    .next()
+                    .or_else(|| self.free.iter().next())
+                    .map(|(s, l)| (*s, *l))?;
+                ((s, l), s)
+            }
+        };
+        let len = sectors.min(run.0 + run.1 - start);
+        self.cut(run, start, len);
+        Some((start, len))
+    }
+
+    /// Takes exactly `[start, start + len)`, which must be free (a placement asked for by
+    /// position, `antsched_disk_offset`). The cursor moves past it if it lies ahead, so that
+    /// the files after it follow it.
+    pub fn reserve(&mut self, start: u64, len: u64) -> Result<(), NotFree> {
+        let end = start.saturating_add(len);
+        if len == 0 {
+            if start > self.cursor && start < self.capacity {
+                self.cursor = start;
+            }
+            return Ok(());
+        }
+        let err = NotFree { start, end };
+        let run = self.run_at(start).ok_or(err)?;
+        if run.0 + run.1 < end {
+            return Err(err);
+        }
+        let cursor = self.cursor;
+        self.cut(run, start, len);
+        if self.cursor != 0 && self.cursor < cursor {
+            self.cursor = cursor;
+        }
+        Ok(())
+    }
+
+    /// Gives `[start, start + len)` back, merging it with the free runs beside it.
+    pub fn give_back(&mut self, start: u64, len: u64) {
+        if len == 0 {
+            return;
+        }
+        self.free_total += len;
+        let (mut start, mut len) = (start, len);
+        if let Some((&ps, &pl)) = self.free.range(..start).next_back() {
+            if ps + pl == start {
+                self.free.remove(&ps);
+                start = ps;
+                len += pl;
+            }
+        }
+        if let Some(nl) = self.free.remove(&(start + len)) {
+            len += nl;
+        }
+        self.free.insert(start, len);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn next_fit_places_one_after_another_and_wraps_to_space_given_back() {
+        let mut f = FreeSpace::new(100);
+        assert_eq!(f.take(30), Some((0, 30)));
+        assert_eq!(f.take(30), Some((30, 30)));
+        f.give_back(0, 30);
+        // The cursor goes on past the last allocation before it looks behind.
+        assert_eq!(f.take(50), Some((60, 40)), "up to the end of the run");
+        assert_eq!(f.take(50), Some((0, 30)), "then round to the start");
+        assert_eq!((f.free(), f.take(1)), (0, None));
+        f.give_back(30, 30);
+        f.give_back(0, 30);
+        f.give_back(60, 40);
+        assert_eq!((f.free(), f.free_runs()), (100, 1), "runs given back merge");
+    }
+
+    #[test]
+    fn a_reservation_must_be_free_and_the_next_file_follows_it_only_if_ahead() {
+        let mut f = FreeSpace::new(1000);
+        f.reserve(500, 100).unwrap();
+        assert_eq!(f.cursor(), 600);
+        assert_eq!(
+            f.reserve(550, 10),
+            Err(NotFree {
+                start: 550,
+                end: 560
+            })
+        );
+        assert_eq!(
+            f.reserve(950, 100),
+            Err(NotFree {
+                start: 950,
+                end: 1050
+            })
+        );
+        f.reserve(100, 50).unwrap();
+        assert_eq!(f.cursor(), 600, "a placement behind the cursor leaves it");
+        assert_eq!(f.take(10), Some((600, 10)));
+        assert_eq!(f.free(), 1000 - 160);
+    }
 
     fn file(size: u64, extents: Option<Extents>) -> FileLayout {
         FileLayout {

@@ -9,7 +9,7 @@
 use antsched_core::ClassId;
 
 use crate::fio::{FileTarget, FioError, Job, JobFile, DIR_BLOCK};
-use crate::layout::{DiskLayout, FileId, FileLayout};
+use crate::layout::{DiskLayout, FileId, FileLayout, FreeSpace};
 
 const SECTOR: u64 = 512;
 
@@ -173,18 +173,21 @@ pub fn compile(jobs: &JobFile, capacity_sectors: u64, seed: u64) -> Result<Workl
     }
 
     let mut layout = DiskLayout::default();
-    let mut cursor = 0u64; // sector where the next file goes
-                           // Placed files by first sector: (end sector, index). They never overlap, so ordered by
-                           // start they are ordered by end too, and the one placed file that can overlap a new span
-                           // is the last one starting before the span ends. A scan of every file per file made a job
-                           // of a million small files take hours (issue 17).
+    // The placement rule the mount uses too (`FreeSpace`): each file where the last one
+    // ended, unless `antsched_disk_offset` puts it somewhere.
+    let mut space = FreeSpace::new(capacity_sectors);
+    // Placed files by first sector: (end sector, index), to name the file a placement runs
+    // into. They never overlap, so ordered by start they are ordered by end too, and the one
+    // placed file that can overlap a new span is the last one starting before the span ends.
+    // A scan of every file per file made a job of a million small files take hours (issue
+    // 17).
     let mut placed: std::collections::BTreeMap<u64, (u64, usize)> = Default::default();
     for n in needs {
         let job = &jobs.jobs[n.job];
         let size = n.size.div_ceil(SECTOR) * SECTOR;
         let start = match n.at {
             Some(at) => at / SECTOR,
-            None => cursor,
+            None => space.cursor(),
         };
         let file = FileLayout {
             name: n.name.clone(),
@@ -210,23 +213,24 @@ pub fn compile(jobs: &JobFile, capacity_sectors: u64, seed: u64) -> Result<Workl
                     ),
                 ));
         }
-        let other = placed
-            .range(..end)
-            .next_back()
-            .filter(|(_, &(other_end, _))| other_end > start)
-            .map(|(_, &(_, i))| &layout.files[i]);
-        if let Some(other) = other {
+        if space.reserve(start, end - start).is_err() {
+            // Sectors that are not free belong to the last file placed before the span ends.
+            let (other_start, other) = placed
+                .range(..end)
+                .next_back()
+                .map_or((0, "another file"), |(s, &(_, i))| {
+                    (*s, layout.files[i].name.as_str())
+                });
             return Err(jobs
                 .error_at(
                     job,
                     "antsched_disk_offset",
                     format!(
-                        "file {} (sectors {start}..{end}) overlaps file {} (from sector {}); place it elsewhere",
-                        n.name, other.name, other.start
+                        "file {} (sectors {start}..{end}) overlaps file {other} (from sector {other_start}); place it elsewhere",
+                        n.name
                     ),
                 ));
         }
-        cursor = cursor.max(end);
         if file.span_sectors() > 0 {
             placed.insert(start, (end, layout.files.len()));
         }
