@@ -22,12 +22,16 @@
 //! - [`issuer`]: what an issuer does next (offsets, reads or writes, think times).
 //! - [`cache`]: the page cache's read-ahead and delayed writes, as bookkeeping the driver
 //!   consults.
+//! - [`driver`]: one issuer's application I/O turned into disk requests (read-ahead and its
+//!   waiters, dirty data and write-back, contexts that exit), sans-IO, for the simulator and
+//!   the runtime alike.
 //! - [`report`]: what a run reports, in the JSON shape docs/architecture.md fixes.
 //! - [`trace`]: block-level traces (perf script, blkparse, MSR, SPC, fio logs, DiskSim),
 //!   parsed as they stream, sans-IO.
 #![forbid(unsafe_code)]
 
 pub mod cache;
+pub mod driver;
 pub mod fio;
 pub mod issuer;
 pub mod layout;
