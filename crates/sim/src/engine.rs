@@ -15,9 +15,11 @@ use std::time::Instant;
 
 use antsched_core::{ClassId, ContextId, Nanos, Op, Request, RequestId, Scheduler};
 use antsched_disk::Completion;
-use antsched_workload::cache::{Dirty, ReadAhead};
-use antsched_workload::fio::{IoEngine, Job, JobFile};
-use antsched_workload::issuer::{AppIo, Cursor};
+use antsched_workload::driver::{
+    buffered_write, Driver, Drivers, Finished, Flush, Piece, WriteBack,
+};
+use antsched_workload::fio::{Job, JobFile};
+use antsched_workload::issuer::AppIo;
 use antsched_workload::report::{
     AnticipationReport, ContextReport, Latency, LatencyRecorder, RunReport, SimSpeed,
 };
@@ -47,16 +49,11 @@ enum Event {
 /// Why a disk request exists.
 #[derive(Debug)]
 enum Purpose {
-    /// Part of an application I/O (index into the app-I/O slab).
-    App(usize),
-    /// Read-ahead for an issuer; application I/Os that found it in flight wait on it.
-    Prefetch { issuer: usize, waiters: Vec<usize> },
+    /// An issuer's request (an application I/O's piece or read-ahead): `id` is its driver's
+    /// number for it.
+    Issuer { issuer: usize, id: RequestId },
     /// Write-back of an issuer's dirty data.
-    Writeback {
-        issuer: usize,
-        bytes: u64,
-        issued: Nanos,
-    },
+    Writeback { flush: Flush, issued: Nanos },
     /// A request of a replayed trace, of process `proc`.
     Trace {
         proc: usize,
@@ -65,33 +62,14 @@ enum Purpose {
     },
 }
 
-#[derive(Debug)]
-struct AppState {
-    issuer: usize,
-    bytes: u64,
-    issued: Nanos,
-    /// Disk requests (or write-back progress) it still waits for.
-    waiting: u32,
-}
-
-/// An issuer as it runs.
-struct Run {
-    ctx: ContextId,
-    /// The long-lived context that reads the directories of a context-per-file chain
-    /// (`find` in `find -exec cat`); `None` for other jobs.
-    parent: Option<ContextId>,
+/// An issuer as it runs: its driver (what it asks of the disk) and the engine's view of it.
+struct Run<'a> {
+    driver: Driver<'a>,
     class: ClassId,
-    cursor: Cursor,
-    ra: ReadAhead,
-    dirty: Dirty,
-    outstanding: u32,
-    depth: u32,
     /// It will issue nothing more.
     done: bool,
     finished: bool,
     deadline: Option<Nanos>,
-    /// Buffered writes waiting for dirty space.
-    blocked: Vec<usize>,
     bytes: u64,
     ios: u64,
     busy: Nanos,
@@ -114,26 +92,28 @@ pub struct Simulation<'a> {
     /// (a wait is usually answered before it runs out), and a heap entry per wait would be
     /// pushed only to be skipped later.
     armed: Option<Nanos>,
-    runs: Vec<Run>,
+    runs: Vec<Run<'a>>,
     /// Issuers that have not finished.
     live: usize,
     requests: FxHashMap<RequestId, (Purpose, Option<usize>)>,
-    apps: Vec<Option<AppState>>,
-    free_apps: Vec<usize>,
     next_request: u64,
     next_context: u32,
-    writeback: Option<(ContextId, ClassId)>,
+    writeback: Option<WriteBack>,
+    /// The write-back daemon's class: one of its own, after the workload's.
+    writeback_class: ClassId,
     flush_pending: bool,
     flush_interval: Nanos,
     stop: Option<Nanos>,
     /// When the last issuer finished (or an `exitall` job did), if that ended the run.
     ended: Option<Nanos>,
-    pieces: Vec<(u64, u32)>,
+    // Scratch for the drivers' answers.
+    pieces: Vec<Piece>,
+    finished: Vec<Finished>,
+    flushes: Vec<Flush>,
     // Measurements.
     busy: Nanos,
     busy_until: Nanos,
     writeback_busy: Nanos,
-    writeback_bytes: u64,
     disk_requests: u64,
     bytes_requested: u64,
     bytes_served: u64,
@@ -153,10 +133,6 @@ static NO_WORKLOAD: Workload = Workload {
     classes: Vec::new(),
 };
 
-fn buffered_write(job: &Job) -> bool {
-    job.rw.writes() && (!job.direct || job.ioengine == IoEngine::Mmap)
-}
-
 impl<'a> Simulation<'a> {
     pub fn new(
         jobs: &'a JobFile,
@@ -170,56 +146,28 @@ impl<'a> Simulation<'a> {
                 sched.set_class_weight(c.id, w);
             }
         }
-        let mut next_context = 0;
-        let mut runs = Vec::new();
-        for issuer in &workload.issuers {
-            let job = &jobs.jobs[issuer.job];
-            let parent = job.dir_files.map(|_| {
-                next_context += 1;
-                ContextId(next_context - 1)
-            });
-            runs.push(Run {
-                ctx: ContextId(next_context),
-                parent,
+        let Drivers {
+            drivers,
+            writeback,
+            next_context,
+        } = Drivers::new(jobs, workload);
+        let runs: Vec<Run<'a>> = drivers
+            .into_iter()
+            .zip(&workload.issuers)
+            .map(|(driver, issuer)| Run {
+                driver,
                 class: issuer.class,
-                cursor: Cursor::new(job, issuer),
-                ra: ReadAhead::default(),
-                dirty: Dirty::default(),
-                outstanding: 0,
-                depth: if job.ioengine.is_synchronous() {
-                    1
-                } else {
-                    job.iodepth.max(1)
-                },
                 done: false,
                 finished: false,
-                deadline: job.runtime_ns,
-                blocked: Vec::new(),
+                deadline: jobs.jobs[issuer.job].runtime_ns,
                 bytes: 0,
                 ios: 0,
                 busy: 0,
                 latency: LatencyRecorder::new(),
-            });
-            next_context += 1;
-        }
-        let live = runs.len();
-        let writers: Vec<&Job> = workload
-            .issuers
-            .iter()
-            .map(|i| &jobs.jobs[i.job])
-            .filter(|j| buffered_write(j))
+            })
             .collect();
-        let writeback = (!writers.is_empty()).then(|| {
-            let ctx = ContextId(next_context);
-            next_context += 1;
-            (ctx, ClassId(workload.classes.len() as u32))
-        });
-        let flush_interval = writers
-            .iter()
-            .map(|j| j.writeback_interval_ns)
-            .min()
-            .unwrap_or(0)
-            .max(1);
+        let live = runs.len();
+        let flush_interval = writeback.as_ref().map_or(1, WriteBack::interval);
         // The run ends at the latest runtime if every issuer has one.
         let stop = runs
             .iter()
@@ -238,20 +186,20 @@ impl<'a> Simulation<'a> {
             runs,
             live,
             requests: FxHashMap::default(),
-            apps: Vec::new(),
-            free_apps: Vec::new(),
             next_request: 0,
             next_context,
             writeback,
+            writeback_class: ClassId(workload.classes.len() as u32),
             flush_pending: false,
             flush_interval,
             stop,
             ended: None,
             pieces: Vec::new(),
+            finished: Vec::new(),
+            flushes: Vec::new(),
             busy: 0,
             busy_until: 0,
             writeback_busy: 0,
-            writeback_bytes: 0,
             disk_requests: 0,
             bytes_requested: 0,
             bytes_served: 0,
@@ -291,7 +239,7 @@ impl<'a> Simulation<'a> {
             .filter(|r| !r.done)
             .map(|r| {
                 let by_time = r.deadline.map(|d| self.now as f64 / d.max(1) as f64);
-                [by_time, r.cursor.fraction()]
+                [by_time, r.driver.fraction()]
                     .into_iter()
                     .flatten()
                     .reduce(f64::max)
@@ -415,250 +363,115 @@ impl<'a> Simulation<'a> {
         self.at(c.finish, Event::Complete(r.id, r.bytes()));
     }
 
-    /// Sends one run of pieces to the scheduler; returns how many requests it made. With
-    /// `flagged` every piece after the first is marked a continuation, so that the scheduler
-    /// treats the run as one request (`antsched_split_flag`).
+    /// Sends a request to the scheduler, remembering what it is for and whose it is.
     #[allow(clippy::too_many_arguments)]
     fn send(
         &mut self,
-        ctx: ContextId,
+        context: ContextId,
         class: ClassId,
         op: Op,
+        (sector, sectors): (u64, u32),
         sync: bool,
+        continuation: bool,
+        purpose: Purpose,
         owner: Option<usize>,
-        flagged: bool,
-        purpose: impl Fn(&mut Self, RequestId) -> Purpose,
-    ) -> u32 {
-        let pieces = std::mem::take(&mut self.pieces);
-        for (k, &(sector, sectors)) in pieces.iter().enumerate() {
-            self.next_request += 1;
-            let id = RequestId(self.next_request);
-            let p = purpose(self, id);
-            self.requests.insert(id, (p, owner));
-            self.bytes_requested += u64::from(sectors) * 512;
-            self.sched.enqueue(
-                Request {
-                    id,
-                    context: ctx,
-                    class,
-                    op,
-                    sector,
-                    sectors,
-                    sync,
-                    issued: self.now,
-                    continuation: flagged && k > 0,
-                },
-                self.now,
-            );
-        }
-        let n = pieces.len() as u32;
-        self.pieces = pieces;
-        self.pieces.clear();
-        n
+    ) {
+        self.next_request += 1;
+        let id = RequestId(self.next_request);
+        self.requests.insert(id, (purpose, owner));
+        self.bytes_requested += u64::from(sectors) * 512;
+        self.sched.enqueue(
+            Request {
+                id,
+                context,
+                class,
+                op,
+                sector,
+                sectors,
+                sync,
+                issued: self.now,
+                continuation,
+            },
+            self.now,
+        );
     }
 
     fn issue(&mut self, i: usize) {
-        let job = self.job(i);
         if self.runs[i].deadline.is_some_and(|d| self.now >= d) {
             self.runs[i].done = true;
         }
-        while !self.runs[i].done && self.runs[i].outstanding < self.runs[i].depth {
-            match self.runs[i].cursor.next(job) {
+        while !self.runs[i].done && self.runs[i].driver.outstanding() < self.runs[i].driver.depth()
+        {
+            match self.runs[i].driver.next() {
                 Some(io) => self.start(i, io),
                 None => self.runs[i].done = true,
             }
-            if job.ioengine.is_synchronous() {
+            if self.runs[i].driver.job().ioengine.is_synchronous() {
                 break;
             }
         }
         self.check_finished(i);
     }
 
-    fn alloc_app(&mut self, a: AppState) -> usize {
-        match self.free_apps.pop() {
-            Some(k) => {
-                self.apps[k] = Some(a);
-                k
-            }
-            None => {
-                self.apps.push(Some(a));
-                self.apps.len() - 1
-            }
-        }
-    }
-
-    /// Starts application I/O `io` of issuer `i`.
+    /// Starts application I/O `io` of issuer `i`: its driver says what to send.
     fn start(&mut self, i: usize, io: AppIo) {
-        let job = self.job(i);
-        let region = *self.runs[i].cursor.region(io.region);
-        let workload: &'a Workload = self.workload;
-        let file = workload.layout.file(region.file);
-        let ctx = match self.runs[i].parent {
-            Some(parent) if region.directory => parent,
-            _ => self.runs[i].ctx,
+        let mut pieces = std::mem::take(&mut self.pieces);
+        let next_context = &mut self.next_context;
+        let mut fresh = || {
+            *next_context += 1;
+            ContextId(*next_context - 1)
         };
-        let class = self.runs[i].class;
-        let app = self.alloc_app(AppState {
-            issuer: i,
-            bytes: io.len,
-            issued: self.now,
-            waiting: 0,
-        });
-        self.runs[i].outstanding += 1;
-        let sync = job.ioengine.is_synchronous();
-        let end = io.offset + io.len;
-        let mut waiting = 0;
-        match io.op {
-            // A directory block is read on its own, without read-ahead (ext3 reads a
-            // directory block by block), by the parent context.
-            Op::Read if job.readahead_applies() && !region.directory => {
-                let plan = self.runs[i].ra.plan(
-                    io.region,
-                    io.offset,
-                    io.len,
-                    file.sector_of(io.offset),
-                    file.sector_of(end - 1) + 1,
-                    file.run_end(end - 1),
-                    region.start + region.len,
-                    job.readahead,
-                );
-                if let Some((s, e)) = plan.missing {
-                    file.runs(s, e - s, job.split, &mut self.pieces);
-                    let flagged = job.split_flag;
-                    waiting += self.send(ctx, class, Op::Read, sync, Some(i), flagged, |_, _| {
-                        Purpose::App(app)
-                    });
-                }
-                for id in plan.wait_for {
-                    if let Some((Purpose::Prefetch { waiters, .. }, _)) = self.requests.get_mut(&id)
-                    {
-                        waiters.push(app);
-                        waiting += 1;
-                    }
-                }
-                if let Some((s, e)) = plan.prefetch {
-                    // One prefetch request per piece, each remembered with its file range.
-                    let mut at = s;
-                    while at < e {
-                        let piece_end = (at + job.split).min(e);
-                        file.runs(at, piece_end - at, job.split, &mut self.pieces);
-                        let (ps, pe) = (at, piece_end);
-                        self.send(
-                            ctx,
-                            class,
-                            Op::Read,
-                            false,
-                            Some(i),
-                            job.split_flag,
-                            |sim, id| {
-                                sim.runs[i].ra.prefetching(ps, pe, id);
-                                Purpose::Prefetch {
-                                    issuer: i,
-                                    waiters: Vec::new(),
-                                }
-                            },
-                        );
-                        at = piece_end;
-                    }
-                }
-            }
-            Op::Write if buffered_write(job) => {
-                file.runs(io.offset, io.len, u64::MAX, &mut self.pieces);
-                for k in 0..self.pieces.len() {
-                    let (s, n) = self.pieces[k];
-                    self.runs[i].dirty.add(s, u64::from(n));
-                }
-                self.pieces.clear();
-                if !self.flush_pending {
-                    self.flush_pending = true;
-                    let t = self.now.saturating_add(self.flush_interval);
-                    self.at(t, Event::Flush);
-                }
-                if self.runs[i].dirty.held() > job.dirty_limit {
-                    self.runs[i].blocked.push(app);
-                    waiting += 1;
-                }
-            }
-            op => {
-                file.runs(io.offset, io.len, job.split, &mut self.pieces);
-                let flagged = job.split_flag;
-                waiting += self.send(ctx, class, op, sync, Some(i), flagged, |_, _| {
-                    Purpose::App(app)
-                });
-            }
+        let run = &mut self.runs[i];
+        let started =
+            run.driver
+                .start(io, self.now, self.writeback.as_mut(), &mut fresh, &mut pieces);
+        let class = run.class;
+        for p in pieces.drain(..) {
+            let purpose = Purpose::Issuer {
+                issuer: i,
+                id: p.id,
+            };
+            let at = (p.sector, p.sectors);
+            self.send(p.context, class, p.op, at, p.sync, p.continuation, purpose, Some(i));
         }
-        if waiting == 0 {
-            self.finish_app(app);
-        } else if let Some(a) = self.apps[app].as_mut() {
-            a.waiting = waiting;
+        self.pieces = pieces;
+        if started.dirtied && !self.flush_pending {
+            self.flush_pending = true;
+            let t = self.now.saturating_add(self.flush_interval);
+            self.at(t, Event::Flush);
+        }
+        if let Some(f) = started.finished {
+            self.finish_app(i, f);
         }
     }
 
-    /// One of the things application I/O `app` waits for arrived.
-    fn arrived(&mut self, app: usize) {
-        let Some(a) = self.apps[app].as_mut() else {
-            return;
-        };
-        a.waiting -= 1;
-        if a.waiting == 0 {
-            self.finish_app(app);
-        }
-    }
-
-    fn finish_app(&mut self, app: usize) {
-        let Some(a) = self.apps[app].take() else {
-            return;
-        };
-        self.free_apps.push(app);
-        let i = a.issuer;
-        let job = self.job(i);
+    /// The engine's part of a finished application I/O: counted, and the issuer's next I/O
+    /// (and its old context's exit) put on the clock.
+    fn finish_app(&mut self, i: usize, f: Finished) {
         let counted = self.stop.is_none_or(|s| self.now <= s);
         let r = &mut self.runs[i];
-        r.outstanding -= 1;
         if counted {
-            r.bytes += a.bytes;
+            r.bytes += f.io.len;
             r.ios += 1;
             self.last_completion = self.last_completion.max(self.now);
-            let us = ((self.now - a.issued) / 1_000).max(1);
+            let us = ((self.now - f.issued) / 1_000).max(1);
             r.latency.record(us);
         }
-        let think = r.cursor.think_after_completion(job);
-        let mut exits = None;
-        let directory = r.cursor.region(r.cursor.current_file()).directory;
-        if job.context_per_file && r.outstanding == 0 && r.cursor.file_passed() && !directory {
-            // This process has read its file and exits; the next file is read by a new one.
-            // It exits as a process does: once it has run again (woken by the completion, it
-            // returns from its last read and its next one finds the end of the file), so
-            // `antsched_issue_delay` after the completion, and always as an event of its own.
-            // The scheduler decides after the completion *before* the process exits, as the
-            // kernel's does: the completion interrupt runs the queue while the process is
-            // still asleep. Exiting here, inside the completion, would show the scheduler a
-            // dead process at the very decision anticipation is for, and no scheduler could
-            // ever wait for a cooperating successor (the Linux/CAS paper's section 4).
-            exits = Some(r.ctx);
-            r.ctx = ContextId(self.next_context);
-            r.ra = ReadAhead::default();
-            self.next_context += 1;
+        // The process runs again `delay` after the completion, and only then can it exit: an
+        // event of its own, after the scheduler has decided on the completion.
+        if let Some(ctx) = f.exits {
+            self.at(self.now.saturating_add(f.delay), Event::Exit(ctx));
         }
-        if let Some(ctx) = exits {
-            self.at(
-                self.now.saturating_add(job.issue_delay_ns),
-                Event::Exit(ctx),
-            );
-        }
-        let t = self
-            .now
-            .saturating_add(think)
-            .saturating_add(job.issue_delay_ns);
+        let t = self.now.saturating_add(f.think).saturating_add(f.delay);
         self.at(t, Event::Issue(i));
     }
 
     fn check_finished(&mut self, i: usize) {
         let r = &mut self.runs[i];
-        if r.done && r.outstanding == 0 && !r.finished {
+        if r.done && r.driver.outstanding() == 0 && !r.finished {
             r.finished = true;
-            self.sched.context_exited(r.ctx, self.now);
-            if let Some(parent) = r.parent {
+            self.sched.context_exited(r.driver.context(), self.now);
+            if let Some(parent) = r.driver.parent() {
                 self.sched.context_exited(parent, self.now);
             }
             self.live -= 1;
@@ -679,72 +492,65 @@ impl<'a> Simulation<'a> {
         let Some((purpose, _)) = self.requests.remove(&id) else {
             return;
         };
-        match purpose {
-            Purpose::App(app) => self.arrived(app),
-            Purpose::Prefetch { issuer, waiters } => {
-                self.runs[issuer].ra.arrived(id);
-                for w in waiters {
-                    self.arrived(w);
+        let mut done = std::mem::take(&mut self.finished);
+        let next_context = &mut self.next_context;
+        let mut fresh = || {
+            *next_context += 1;
+            ContextId(*next_context - 1)
+        };
+        let issuer = match purpose {
+            Purpose::Issuer { issuer, id } => {
+                let driver = &mut self.runs[issuer].driver;
+                driver.completed(id, &mut fresh, &mut done);
+                issuer
+            }
+            Purpose::Writeback { flush, .. } => {
+                if let Some(wb) = self.writeback.as_mut() {
+                    wb.completed(&flush);
+                    let driver = &mut self.runs[flush.issuer].driver;
+                    driver.unblock(wb, &mut fresh, &mut done);
                 }
+                flush.issuer
             }
             Purpose::Trace {
                 proc,
                 issued,
                 bytes,
-            } => self.replay_complete(id, proc, issued, bytes),
-            Purpose::Writeback { issuer, bytes, .. } => {
-                self.writeback_bytes += bytes;
-                let limit = self.job(issuer).dirty_limit;
-                let r = &mut self.runs[issuer];
-                r.dirty.in_flight -= bytes;
-                let mut wake = Vec::new();
-                while r.dirty.held() <= limit {
-                    match r.blocked.pop() {
-                        Some(app) => wake.push(app),
-                        None => break,
-                    }
-                }
-                for app in wake {
-                    self.arrived(app);
-                }
+            } => {
+                self.finished = done;
+                return self.replay_complete(id, proc, issued, bytes);
             }
+        };
+        for f in done.drain(..) {
+            self.finish_app(issuer, f);
         }
+        self.finished = done;
     }
 
-    /// The write-back daemon: writes out all dirty data, in disk order, as asynchronous writes.
+    /// The write-back daemon wakes: it sends what [`WriteBack::flush`] says, as
+    /// asynchronous writes in its own context and class.
     fn flush(&mut self) {
         self.flush_pending = false;
-        let Some((ctx, class)) = self.writeback else {
+        let Some(wb) = self.writeback.as_mut() else {
             return;
         };
-        for i in 0..self.runs.len() {
-            if self.runs[i].dirty.bytes == 0 {
-                continue;
-            }
-            let split = self.job(i).split;
-            for (sector, sectors) in self.runs[i].dirty.take() {
-                let mut at = 0;
-                while at < sectors {
-                    let n = (sectors - at).min(split / 512).max(1);
-                    self.pieces.push((sector + at, n as u32));
-                    let bytes = n * 512;
-                    let issued = self.now;
-                    self.send(ctx, class, Op::Write, false, None, true, |_, _| {
-                        Purpose::Writeback {
-                            issuer: i,
-                            bytes,
-                            issued,
-                        }
-                    });
-                    at += n;
-                }
-            }
+        let ctx = wb.context();
+        let mut flushes = std::mem::take(&mut self.flushes);
+        wb.flush(&mut flushes);
+        for flush in flushes.drain(..) {
+            let purpose = Purpose::Writeback {
+                flush,
+                issued: self.now,
+            };
+            let at = (flush.sector, flush.sectors);
+            let class = self.writeback_class;
+            self.send(ctx, class, Op::Write, at, false, false, purpose, None);
         }
+        self.flushes = flushes;
         let writers_left = self
             .runs
             .iter()
-            .enumerate()
-            .any(|(i, r)| !r.finished && buffered_write(self.job(i)));
+            .any(|r| !r.finished && buffered_write(r.driver.job()));
         if writers_left {
             self.flush_pending = true;
             let t = self.now.saturating_add(self.flush_interval);
@@ -755,11 +561,11 @@ impl<'a> Simulation<'a> {
     /// At `end`, how long each issuer's oldest unfinished application I/O has waited, and the
     /// write-back daemon's oldest unfinished write.
     fn stalled(&self, end: Nanos) -> (Vec<Nanos>, Nanos) {
-        let mut per_issuer = vec![0; self.runs.len()];
-        for a in self.apps.iter().flatten() {
-            let s = &mut per_issuer[a.issuer];
-            *s = (*s).max(end.saturating_sub(a.issued));
-        }
+        let per_issuer = self
+            .runs
+            .iter()
+            .map(|r| r.driver.oldest().map_or(0, |t| end.saturating_sub(t)))
+            .collect();
         let writeback = self
             .requests
             .values()
@@ -819,13 +625,13 @@ impl<'a> Simulation<'a> {
             })
             .collect();
         contexts.extend(self.replay_contexts(&mb_s, &share, end));
-        if self.writeback.is_some() {
+        if let Some(wb) = &self.writeback {
             contexts.push(ContextReport {
                 name: "writeback".into(),
                 class: "writeback".into(),
-                bytes: self.writeback_bytes,
+                bytes: wb.written(),
                 ios: 0,
-                throughput_mb_s: mb_s(self.writeback_bytes),
+                throughput_mb_s: mb_s(wb.written()),
                 share: share(self.writeback_busy),
                 byte_share: 0.0,
                 latency_ms: Latency::default(),
