@@ -2,12 +2,14 @@
 //!
 //! The workload is `antsched-workload`'s, as the simulator's is: [`antsched_workload::compile`]
 //! places the job file's files on the disk and makes one issuer per job clone with its class
-//! and seed, [`Cursor`] says what each issuer does next and how long it thinks, [`ReadAhead`]
-//! and [`Dirty`] are the page cache's read-ahead and delayed writes. What differs from the
-//! simulator's engine is only who keeps time: here each issuer is a real thread that submits
-//! real requests to a [`Runtime`] and blocks until they complete, and thinks by sleeping
-//! (`clock_nanosleep` to shortly before the end, then spinning: think times of a few hundred
-//! microseconds decide whether anticipation pays, and a plain sleep overshoots by tens).
+//! and seed, and each issuer's [`Driver`] turns its application I/O into requests (read-ahead
+//! and the reads that wait on it, directory blocks read by the parent context, dirty data and
+//! the write-back daemon's [`WriteBack`], a context per file that exits) exactly as the
+//! simulator's engine has it turned. What differs from the simulator is only who keeps time:
+//! here each issuer is a real thread that submits the driver's requests to a [`Runtime`]
+//! with real bytes and blocks on their tickets, and thinks by sleeping (`clock_nanosleep` to
+//! shortly before the end, then spinning: think times of a few hundred microseconds decide
+//! whether anticipation pays, and a plain sleep overshoots by tens).
 //!
 //! The files live in a directory as ordinary files, created with deterministic content
 //! ([`content`]) and reused when they already hold it; the emulated disk's [`Store`] maps each
@@ -19,7 +21,6 @@
 //! that waited for it can issue again (the loop completes, then the thread wakes): the
 //! deceptive idleness the paper is about happens here for real.
 
-use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -28,9 +29,9 @@ use std::sync::{Condvar, Mutex};
 
 use antsched_core::{ClassId, ContextId, Nanos, Op, RequestId};
 use antsched_disk::DeviceModel;
-use antsched_workload::cache::{Dirty, ReadAhead};
-use antsched_workload::fio::{FileTarget, IoEngine, Job, JobFile};
-use antsched_workload::issuer::{AppIo, Cursor};
+use antsched_workload::driver::{AppId, Driver, Drivers, Finished, Piece, Wait, WriteBack};
+use antsched_workload::fio::{FileTarget, JobFile};
+use antsched_workload::issuer::AppIo;
 use antsched_workload::layout::FileLayout;
 use antsched_workload::report::{
     AnticipationReport, ContextReport, Latency, LatencyRecorder, RunReport,
@@ -381,10 +382,6 @@ pub fn prepare(
     })
 }
 
-fn buffered_write(job: &Job) -> bool {
-    job.rw.writes() && (!job.direct || job.ioengine == IoEngine::Mmap)
-}
-
 /// The file offset of device sector `sector` in `f` (the inverse of `sector_of`).
 fn file_offset_of(f: &FileLayout, sector: u64) -> u64 {
     let rel = (sector - f.start) * 512;
@@ -396,20 +393,22 @@ fn file_offset_of(f: &FileLayout, sector: u64) -> u64 {
 
 struct Shared<'a> {
     rt: &'a Runtime,
-    jobs: &'a JobFile,
     prep: &'a Prepared,
     opts: &'a RunOptions,
     /// Issuers that are not `time_based` without a runtime and have not finished.
     live: AtomicU32,
     /// Set when `live` reaches 0: endless issuers stop.
     over: AtomicBool,
+    /// The number of the next context made (numbered as the simulator numbers them).
     next_context: AtomicU32,
     writeback: Option<Writeback>,
     /// Issuers that have submitted their first request (or ended without one); they begin
-    /// in order (see [`Issuer::send`]).
+    /// in order (see [`Issuer::wait_turn`]).
     first_sent: AtomicU32,
 }
 
+/// The write-back daemon's context, the dirty data it shares with the writers, and the
+/// condition blocked writers sleep on.
 struct Writeback {
     ctx: Ctx,
     state: Mutex<WbState>,
@@ -417,8 +416,8 @@ struct Writeback {
 }
 
 struct WbState {
-    dirty: Vec<Dirty>,
-    written: u64,
+    wb: WriteBack,
+    /// Every issuer has finished: the daemon writes what is left and stops.
     done: bool,
 }
 
@@ -437,24 +436,26 @@ struct IssuerResult {
     last_completion: Nanos,
 }
 
-/// An application I/O in flight: what, when issued, in which file, its pieces' tickets.
-type InFlightIo = (AppIo, Nanos, usize, Vec<(u64, Ticket)>);
+/// A request in flight: its driver's number, its file and file offset, and its ticket.
+type InFlight = (RequestId, usize, u64, Op, Ticket);
 
+/// One issuer's thread: its [`Driver`] says what to submit and what to wait for; the thread
+/// submits, blocks on tickets and sleeps through think times.
 struct Issuer<'s, 'a> {
     sh: &'s Shared<'a>,
     i: usize,
-    job: &'a Job,
-    ctx: Ctx,
-    cursor: Cursor,
-    ra: ReadAhead,
-    /// Prefetch pieces in flight: (id for the read-ahead's bookkeeping, file, file offset,
-    /// ticket).
-    prefetch: Vec<(RequestId, usize, u64, Ticket)>,
-    next_prefetch: u64,
+    driver: Driver<'a>,
+    class: ClassId,
     stop: Option<Nanos>,
     res: IssuerResult,
     scratch: Vec<u8>,
-    pieces: Vec<(u64, u32)>,
+    pieces: Vec<Piece>,
+    tickets: Vec<InFlight>,
+    /// When each application I/O's own requests completed, by [`AppId`], as far as seen.
+    seen: Vec<Nanos>,
+    /// Application I/Os finished and not yet counted, with when.
+    finished: Vec<(Finished, Nanos)>,
+    scratch_finished: Vec<Finished>,
     /// Whether it has begun ([`Issuer::begin`], counted in `Shared::first_sent`).
     begun: bool,
 }
@@ -500,22 +501,84 @@ impl<'s, 'a> Issuer<'s, 'a> {
         }
     }
 
-    /// Handles prefetch pieces that have arrived.
-    fn reap_prefetch(&mut self, wait_for: &[RequestId]) -> Nanos {
-        let mut latest = 0;
+    /// Waits for in-flight request `k` (checking a read's bytes) and tells the driver.
+    fn reap(&mut self, k: usize) {
+        let (id, file, off, op, t) = self.tickets.swap_remove(k);
+        let r = t.wait();
+        let at = if op == Op::Read {
+            self.check(file, off, r)
+        } else {
+            self.write_done(r)
+        };
+        let sh = self.sh;
+        let contexts = &mut self.res.contexts;
+        let mut fresh = || {
+            let c = ContextId(sh.next_context.fetch_add(1, Ordering::SeqCst));
+            contexts.push(c);
+            c
+        };
+        let mut done = std::mem::take(&mut self.scratch_finished);
+        if let Some(app) = self.driver.app_of(id) {
+            self.seen[app] = self.seen[app].max(at);
+        }
+        self.driver.completed(id, &mut fresh, &mut done);
+        for f in done.drain(..) {
+            let when = self.seen[f.app].max(at);
+            self.finished.push((f, when));
+        }
+        self.scratch_finished = done;
+    }
+
+    /// Handles the requests that have completed (read-ahead that arrived while the issuer
+    /// thought), without blocking: the driver then knows they are in.
+    fn reap_done(&mut self) {
         let mut k = 0;
-        while k < self.prefetch.len() {
-            let (id, _, _, ref t) = self.prefetch[k];
-            if t.is_done() || wait_for.contains(&id) {
-                let (id, file, off, t) = self.prefetch.swap_remove(k);
-                let r = t.wait();
-                latest = latest.max(self.check(file, off, r));
-                self.ra.arrived(id);
+        while k < self.tickets.len() {
+            if self.tickets[k].4.is_done() {
+                self.reap(k);
             } else {
                 k += 1;
             }
         }
-        latest
+    }
+
+    /// Blocks for one of the things application I/O `app` waits for, as its driver names it.
+    fn wait_for(&mut self, app: AppId) {
+        match self.driver.awaited(app) {
+            Some(Wait::Request(id)) => {
+                let k = self
+                    .tickets
+                    .iter()
+                    .position(|t| t.0 == id)
+                    .expect("what the driver waits for was submitted");
+                self.reap(k);
+            }
+            Some(Wait::WriteBack) => {
+                let wb = self
+                    .sh
+                    .writeback
+                    .as_ref()
+                    .expect("buffered writers have write-back");
+                let mut st = wb.state.lock().unwrap_or_else(|e| e.into_inner());
+                while st.wb.over(self.i) {
+                    st = wb.cv.wait(st).unwrap_or_else(|e| e.into_inner());
+                }
+                let sh = self.sh;
+                let contexts = &mut self.res.contexts;
+                let mut fresh = || {
+                    let c = ContextId(sh.next_context.fetch_add(1, Ordering::SeqCst));
+                    contexts.push(c);
+                    c
+                };
+                let mut done = std::mem::take(&mut self.scratch_finished);
+                self.driver.unblock(&st.wb, &mut fresh, &mut done);
+                drop(st);
+                let now = self.sh.rt.clock().now();
+                self.finished.extend(done.drain(..).map(|f| (f, now)));
+                self.scratch_finished = done;
+            }
+            None => {}
+        }
     }
 
     /// Waits, before an issuer's first application I/O, until every issuer before it has
@@ -549,110 +612,50 @@ impl<'s, 'a> Issuer<'s, 'a> {
         }
     }
 
-    /// Submits the pieces in `self.pieces` (of `file`, from file offset `offset`).
-    fn send(&mut self, file: usize, mut offset: u64, op: Op, sync: bool) -> Vec<(u64, Ticket)> {
+    /// Starts application I/O `io`: submits what the driver says, with real bytes.
+    fn start(&mut self, io: AppIo, issued: Nanos) {
         self.wait_turn();
-        let seed = self.sh.prep.seeds[file];
-        let mut out = Vec::with_capacity(self.pieces.len());
-        for (k, &(sector, sectors)) in self.pieces.iter().enumerate() {
-            let len = sectors as usize * 512;
-            let mut buf = IoBuf::zeroed(len);
-            if op == Op::Write {
-                content::fill(seed, offset, &mut buf);
-            }
-            let t = self.sh.rt.submit(self.ctx, op, sector, buf, sync, k > 0);
-            out.push((offset, t));
-            offset += len as u64;
+        self.reap_done();
+        let sh = self.sh;
+        let contexts = &mut self.res.contexts;
+        let mut fresh = || {
+            let c = ContextId(sh.next_context.fetch_add(1, Ordering::SeqCst));
+            contexts.push(c);
+            c
+        };
+        let mut guard = match (&sh.writeback, io.op) {
+            (Some(wb), Op::Write) => Some(wb.state.lock().unwrap_or_else(|e| e.into_inner())),
+            _ => None,
+        };
+        let started = self.driver.start(
+            io,
+            issued,
+            guard.as_mut().map(|st| &mut st.wb),
+            &mut fresh,
+            &mut self.pieces,
+        );
+        drop(guard);
+        if self.seen.len() <= started.app {
+            self.seen.resize(started.app + 1, 0);
         }
-        self.pieces.clear();
-        out
-    }
-
-    /// Performs one application I/O; returns when it completed.
-    fn perform(&mut self, io: AppIo) -> Nanos {
-        let job = self.job;
-        let region = *self.cursor.region(io.region);
-        let file_id = region.file.0;
-        let file = self.sh.prep.workload.layout.file(region.file).clone();
-        let sync = job.ioengine.is_synchronous();
-        let end = io.offset + io.len;
-        self.wait_turn();
-        let mut done = self.sh.rt.clock().now();
-        match io.op {
-            Op::Read if job.readahead_applies() => {
-                self.reap_prefetch(&[]);
-                let plan = self.ra.plan(
-                    io.region,
-                    io.offset,
-                    io.len,
-                    file.sector_of(io.offset),
-                    file.sector_of(end - 1) + 1,
-                    file.run_end(end - 1),
-                    region.start + region.len,
-                    job.readahead,
-                );
-                let mut tickets = Vec::new();
-                if let Some((s, e)) = plan.missing {
-                    file.runs(s, e - s, job.split, &mut self.pieces);
-                    tickets = self.send(file_id, s, Op::Read, sync);
-                }
-                if let Some((s, e)) = plan.prefetch {
-                    let mut at = s;
-                    while at < e {
-                        let piece_end = (at + job.split).min(e);
-                        file.runs(at, piece_end - at, job.split, &mut self.pieces);
-                        for (off, t) in self.send(file_id, at, Op::Read, false) {
-                            self.next_prefetch += 1;
-                            let id = RequestId(self.next_prefetch);
-                            self.ra.prefetching(at, piece_end, id);
-                            self.prefetch.push((id, file_id, off, t));
-                        }
-                        at = piece_end;
-                    }
-                }
-                self.begin();
-                for (off, t) in tickets {
-                    let r = t.wait();
-                    done = done.max(self.check(file_id, off, r));
-                }
-                if !plan.wait_for.is_empty() {
-                    done = done.max(self.reap_prefetch(&plan.wait_for));
-                }
+        self.seen[started.app] = issued;
+        for p in self.pieces.drain(..) {
+            let mut buf = IoBuf::zeroed(p.sectors as usize * 512);
+            if p.op == Op::Write {
+                content::fill(sh.prep.seeds[p.file.0], p.offset, &mut buf);
             }
-            Op::Write if buffered_write(job) => {
-                let wb = self
-                    .sh
-                    .writeback
-                    .as_ref()
-                    .expect("buffered writers have write-back");
-                file.runs(io.offset, io.len, u64::MAX, &mut self.pieces);
-                let mut st = wb.state.lock().unwrap_or_else(|e| e.into_inner());
-                for &(s, n) in &self.pieces {
-                    st.dirty[self.i].add(s, u64::from(n));
-                }
-                self.pieces.clear();
-                self.begin();
-                while st.dirty[self.i].held() > job.dirty_limit && !st.done {
-                    st = wb.cv.wait(st).unwrap_or_else(|e| e.into_inner());
-                }
-                done = self.sh.rt.clock().now();
-            }
-            op => {
-                file.runs(io.offset, io.len, job.split, &mut self.pieces);
-                let tickets = self.send(file_id, io.offset, op, sync);
-                self.begin();
-                for (off, t) in tickets {
-                    let r = t.wait();
-                    let at = if op == Op::Read {
-                        self.check(file_id, off, r)
-                    } else {
-                        self.write_done(r)
-                    };
-                    done = done.max(at);
-                }
-            }
+            let ctx = Ctx {
+                context: p.context,
+                class: self.class,
+            };
+            let t = sh
+                .rt
+                .submit(ctx, p.op, p.sector, buf, p.sync, p.continuation);
+            self.tickets.push((p.id, p.file.0, p.offset, p.op, t));
         }
-        done
+        if let Some(f) = started.finished {
+            self.finished.push((f, sh.rt.clock().now()));
+        }
     }
 
     fn record(&mut self, issued: Nanos, completed: Nanos, bytes: u64) {
@@ -665,13 +668,19 @@ impl<'s, 'a> Issuer<'s, 'a> {
         }
     }
 
-    /// Thinks after a completion at `from`; returns when the next request is due.
-    fn think(&mut self, from: Nanos) -> Nanos {
-        let pause = self.cursor.think_after_completion(self.job) + self.job.issue_delay_ns;
+    /// After an application I/O finished at `from`: the exit of its process, if it was the
+    /// last of a context per file (`delay` after the completion, as in the simulator), and
+    /// the think time; returns when the next request is due.
+    fn think(&mut self, from: Nanos, f: &Finished) -> Nanos {
+        let clock = self.sh.rt.clock();
+        if let Some(ctx) = f.exits {
+            clock.sleep_until(from + f.delay, self.sh.opts.think_spin);
+            self.sh.rt.context_exited(ctx);
+        }
+        let pause = f.think + f.delay;
         if pause == 0 {
             return from;
         }
-        let clock = self.sh.rt.clock();
         let deadline = from + pause;
         clock.sleep_until(deadline, self.sh.opts.think_spin);
         let late = clock.now().saturating_sub(deadline);
@@ -679,14 +688,8 @@ impl<'s, 'a> Issuer<'s, 'a> {
         deadline
     }
 
-    fn new_context(&mut self) {
-        self.sh.rt.context_exited(self.ctx.context);
-        let c = ContextId(self.sh.next_context.fetch_add(1, Ordering::SeqCst));
-        self.ctx.context = c;
-        self.res.contexts.push(c);
-        self.ra = ReadAhead::default();
-    }
-
+    /// Keeps `depth` application I/Os in flight (one for a synchronous engine), each started
+    /// when the one before it in its slot finished and its process thought.
     fn run(mut self, endless: bool) -> IssuerResult {
         tighten_timer_slack();
         if self.sh.opts.realtime {
@@ -694,38 +697,45 @@ impl<'s, 'a> Issuer<'s, 'a> {
             let _ = crate::clock::set_realtime(1);
         }
         let clock = self.sh.rt.clock();
-        let depth = if self.job.ioengine.is_synchronous() {
-            1
-        } else {
-            self.job.iodepth.max(1) as usize
-        };
-        if depth == 1 {
-            let mut due = None;
-            loop {
-                if self.over(endless) {
-                    break;
-                }
-                let Some(io) = self.cursor.next(self.job) else {
+        let depth = self.driver.depth();
+        let mut exhausted = false;
+        let mut due = None;
+        loop {
+            while !exhausted && self.driver.outstanding() < depth && !self.over(endless) {
+                let Some(io) = self.driver.next_io() else {
+                    exhausted = true;
                     break;
                 };
                 let issued = clock.now();
-                if let Some(due) = due {
+                if let (1, Some(due)) = (depth, due) {
                     // The simulator's issuer answers at once; this one needs a wake-up.
                     let _ = self.res.response.record(issued.saturating_sub(due).max(1));
                 }
-                let done = self.perform(io);
-                self.record(issued, done, io.len);
-                if self.job.context_per_file && self.cursor.file_passed() {
-                    self.new_context();
+                self.start(io, issued);
+                if depth == 1 {
+                    break;
                 }
-                due = Some(self.think(done));
             }
-        } else {
-            self.run_async(depth, endless);
+            self.begin();
+            if self.finished.is_empty() {
+                match self.driver.oldest_app() {
+                    Some(app) => self.wait_for(app),
+                    None => break,
+                }
+            }
+            for (f, at) in std::mem::take(&mut self.finished) {
+                self.record(f.issued, at, f.io.len);
+                due = Some(self.think(at, &f));
+            }
         }
-        // Prefetches still in flight are waited for (and checked), not abandoned.
-        self.reap_prefetch(&self.prefetch.iter().map(|p| p.0).collect::<Vec<_>>());
-        self.sh.rt.context_exited(self.ctx.context);
+        // Read-ahead still in flight is waited for (and checked), not abandoned.
+        while !self.tickets.is_empty() {
+            self.reap(self.tickets.len() - 1);
+        }
+        self.sh.rt.context_exited(self.driver.context());
+        if let Some(parent) = self.driver.parent() {
+            self.sh.rt.context_exited(parent);
+        }
         self.begin();
         self.res
     }
@@ -734,47 +744,11 @@ impl<'s, 'a> Issuer<'s, 'a> {
         let now = self.sh.rt.clock().now();
         self.stop.is_some_and(|s| now >= s) || (endless && self.sh.over.load(Ordering::SeqCst))
     }
-
-    /// An asynchronous engine (libaio, io_uring) keeping `depth` I/Os in flight, each one
-    /// request (or its pieces) submitted without waiting.
-    fn run_async(&mut self, depth: usize, endless: bool) {
-        let clock = self.sh.rt.clock();
-        let mut q: VecDeque<InFlightIo> = VecDeque::new();
-        let mut exhausted = false;
-        loop {
-            while !exhausted && q.len() < depth && !self.over(endless) {
-                match self.cursor.next(self.job) {
-                    Some(io) => {
-                        let region = *self.cursor.region(io.region);
-                        let file = self.sh.prep.workload.layout.file(region.file).clone();
-                        file.runs(io.offset, io.len, self.job.split, &mut self.pieces);
-                        let t = self.send(region.file.0, io.offset, io.op, false);
-                        q.push_back((io, clock.now(), region.file.0, t));
-                    }
-                    None => exhausted = true,
-                }
-            }
-            self.begin();
-            let Some((io, issued, file, tickets)) = q.pop_front() else {
-                break;
-            };
-            let mut done = 0;
-            for (off, t) in tickets {
-                let r = t.wait();
-                done = done.max(if io.op == Op::Read {
-                    self.check(file, off, r)
-                } else {
-                    self.write_done(r)
-                });
-            }
-            self.record(issued, done, io.len);
-            self.think(done);
-        }
-    }
 }
 
-/// The write-back daemon: every `interval`, writes all dirty data out as asynchronous writes
-/// in disk order, and wakes writers that were over their dirty limit.
+/// The write-back daemon: every `interval`, writes out what [`WriteBack::flush`] says, as
+/// asynchronous writes with the files' content, and wakes writers that were over their
+/// dirty limit.
 fn writeback_daemon(sh: &Shared<'_>, interval: Nanos) {
     tighten_timer_slack();
     let Some(wb) = sh.writeback.as_ref() else {
@@ -783,56 +757,38 @@ fn writeback_daemon(sh: &Shared<'_>, interval: Nanos) {
     let clock = sh.rt.clock();
     let layout = &sh.prep.workload.layout;
     let mut next = clock.now() + interval;
+    let mut flushes = Vec::new();
     loop {
         clock.sleep_until(next, 0);
         next += interval;
-        let (batches, done) = {
+        let done = {
             let mut st = wb.state.lock().unwrap_or_else(|e| e.into_inner());
-            let b: Vec<(usize, Vec<(u64, u64)>)> = st
-                .dirty
-                .iter_mut()
-                .enumerate()
-                .filter(|(_, d)| d.bytes > 0)
-                .map(|(i, d)| (i, d.take()))
-                .collect();
-            (b, st.done)
+            st.wb.flush(&mut flushes);
+            st.done
         };
         let mut tickets = Vec::new();
-        for (i, runs) in batches {
-            let split = sh.jobs.jobs[sh.prep.workload.issuers[i].job].split;
-            for (sector, sectors) in runs {
-                let mut at = 0;
-                while at < sectors {
-                    let n = (sectors - at).min(split / 512).max(1);
-                    let s = sector + at;
-                    let mut buf = IoBuf::zeroed(n as usize * 512);
-                    if let Some((fi, f)) = layout
-                        .files
-                        .iter()
-                        .enumerate()
-                        .find(|(_, f)| f.start <= s && s < f.start + f.span_sectors())
-                    {
-                        content::fill(sh.prep.seeds[fi], file_offset_of(f, s), &mut buf);
-                    }
-                    tickets.push((
-                        i,
-                        n * 512,
-                        sh.rt.submit(wb.ctx, Op::Write, s, buf, false, false),
-                    ));
-                    at += n;
-                }
+        for f in flushes.drain(..) {
+            let mut buf = IoBuf::zeroed(f.bytes() as usize);
+            if let Some((fi, file)) = layout
+                .files
+                .iter()
+                .enumerate()
+                .find(|(_, l)| l.start <= f.sector && f.sector < l.start + l.span_sectors())
+            {
+                content::fill(sh.prep.seeds[fi], file_offset_of(file, f.sector), &mut buf);
             }
+            let t = sh.rt.submit(wb.ctx, Op::Write, f.sector, buf, false, false);
+            tickets.push((f, t));
         }
-        for (i, bytes, t) in tickets {
+        for (f, t) in tickets {
             let _ = t.wait();
             let mut st = wb.state.lock().unwrap_or_else(|e| e.into_inner());
-            st.dirty[i].in_flight -= bytes;
-            st.written += bytes;
+            st.wb.completed(&f);
             wb.cv.notify_all();
         }
         if done {
             let st = wb.state.lock().unwrap_or_else(|e| e.into_inner());
-            if st.dirty.iter().all(|d| d.bytes == 0) {
+            if !st.wb.dirty() {
                 break;
             }
         }
@@ -887,33 +843,20 @@ pub fn run(
             rt.set_class_weight(c.id, w);
         }
     }
-    let n = w.issuers.len() as u32;
-    let writers = w
-        .issuers
-        .iter()
-        .filter(|i| buffered_write(&jobs.jobs[i.job]))
-        .count();
-    let writeback = (writers > 0).then(|| Writeback {
+    let Drivers {
+        drivers,
+        writeback,
+        next_context,
+    } = Drivers::new(jobs, w);
+    let flush_interval = writeback.as_ref().map_or(1, WriteBack::interval);
+    let writeback = writeback.map(|wb| Writeback {
         ctx: Ctx {
-            context: ContextId(n),
+            context: wb.context(),
             class: ClassId(w.classes.len() as u32),
         },
-        state: Mutex::new(WbState {
-            dirty: (0..w.issuers.len()).map(|_| Dirty::default()).collect(),
-            written: 0,
-            done: false,
-        }),
+        state: Mutex::new(WbState { wb, done: false }),
         cv: Condvar::new(),
     });
-    let flush_interval = w
-        .issuers
-        .iter()
-        .map(|i| &jobs.jobs[i.job])
-        .filter(|j| buffered_write(j))
-        .map(|j| j.writeback_interval_ns)
-        .min()
-        .unwrap_or(0)
-        .max(1);
     let endless: Vec<bool> = w
         .issuers
         .iter()
@@ -942,12 +885,11 @@ pub fn run(
         .and_then(|d| d.into_iter().max());
     let sh = Shared {
         rt: &rt,
-        jobs,
         prep,
         opts,
         live: AtomicU32::new(live),
         over: AtomicBool::new(false),
-        next_context: AtomicU32::new(n + 1),
+        next_context: AtomicU32::new(next_context),
         writeback,
         first_sent: AtomicU32::new(0),
     };
@@ -956,31 +898,25 @@ pub fn run(
             .writeback
             .is_some()
             .then(|| s.spawn(|| writeback_daemon(&sh, flush_interval)));
-        let handles: Vec<_> = w
-            .issuers
-            .iter()
+        let handles: Vec<_> = drivers
+            .into_iter()
+            .zip(&w.issuers)
             .enumerate()
-            .map(|(i, iss)| {
-                let job = &jobs.jobs[iss.job];
-                let ctx = Ctx {
-                    context: ContextId(i as u32),
-                    class: iss.class,
-                };
+            .map(|(i, (driver, iss))| {
+                let contexts = std::iter::once(driver.context())
+                    .chain(driver.parent())
+                    .collect();
                 let issuer = Issuer {
                     sh: &sh,
                     i,
-                    job,
-                    ctx,
-                    cursor: Cursor::new(job, iss),
-                    ra: ReadAhead::default(),
-                    prefetch: Vec::new(),
-                    next_prefetch: 0,
+                    driver,
+                    class: iss.class,
                     stop: deadlines[i],
                     res: IssuerResult {
                         bytes: 0,
                         ios: 0,
                         latency: LatencyRecorder::new(),
-                        contexts: vec![ctx.context],
+                        contexts,
                         verify: Verification::default(),
                         checksum: 0,
                         think_overshoot: Histogram::new_with_bounds(1, 60_000_000_000, 3)
@@ -991,6 +927,10 @@ pub fn run(
                     },
                     scratch: Vec::new(),
                     pieces: Vec::new(),
+                    tickets: Vec::new(),
+                    seen: Vec::new(),
+                    finished: Vec::new(),
+                    scratch_finished: Vec::new(),
                     begun: false,
                 };
                 let e = endless[i];
@@ -1017,10 +957,10 @@ pub fn run(
         }
         results
     });
-    let writeback_bytes = sh
-        .writeback
-        .as_ref()
-        .map(|w| w.state.lock().unwrap_or_else(|e| e.into_inner()).written);
+    let writeback_bytes = sh.writeback.as_ref().map(|w| {
+        let st = w.state.lock().unwrap_or_else(|e| e.into_inner());
+        (w.ctx.context, st.wb.written())
+    });
     let stats = rt.shutdown();
     Ok(report(
         w,
@@ -1042,7 +982,7 @@ fn report(
     start: Nanos,
     stop: Option<Nanos>,
     results: &[IssuerResult],
-    writeback_bytes: Option<u64>,
+    writeback_bytes: Option<(ContextId, u64)>,
     stats: &Stats,
 ) -> RealRun {
     let last = results
@@ -1060,7 +1000,6 @@ fn report(
             .map(|(_, b)| *b)
             .sum()
     };
-    let wb_ctx = ContextId(w.issuers.len() as u32);
     let total_busy: Nanos = stats.busy_by_context.iter().map(|(_, b)| *b).sum();
     let share = |b: Nanos| {
         if total_busy == 0 {
@@ -1090,7 +1029,7 @@ fn report(
             stalled_ms: None,
         })
         .collect();
-    if let Some(b) = writeback_bytes {
+    if let Some((wb_ctx, b)) = writeback_bytes {
         contexts.push(ContextReport {
             name: "writeback".into(),
             class: "writeback".into(),

@@ -402,7 +402,7 @@ impl<'a> Simulation<'a> {
         }
         while !self.runs[i].done && self.runs[i].driver.outstanding() < self.runs[i].driver.depth()
         {
-            match self.runs[i].driver.next() {
+            match self.runs[i].driver.next_io() {
                 Some(io) => self.start(i, io),
                 None => self.runs[i].done = true,
             }
@@ -422,9 +422,13 @@ impl<'a> Simulation<'a> {
             ContextId(*next_context - 1)
         };
         let run = &mut self.runs[i];
-        let started =
-            run.driver
-                .start(io, self.now, self.writeback.as_mut(), &mut fresh, &mut pieces);
+        let started = run.driver.start(
+            io,
+            self.now,
+            self.writeback.as_mut(),
+            &mut fresh,
+            &mut pieces,
+        );
         let class = run.class;
         for p in pieces.drain(..) {
             let purpose = Purpose::Issuer {
@@ -432,7 +436,16 @@ impl<'a> Simulation<'a> {
                 id: p.id,
             };
             let at = (p.sector, p.sectors);
-            self.send(p.context, class, p.op, at, p.sync, p.continuation, purpose, Some(i));
+            self.send(
+                p.context,
+                class,
+                p.op,
+                at,
+                p.sync,
+                p.continuation,
+                purpose,
+                Some(i),
+            );
         }
         self.pieces = pieces;
         if started.dirtied && !self.flush_pending {

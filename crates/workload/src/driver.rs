@@ -190,25 +190,24 @@ impl<'a> Drivers<'a> {
                 runs: Vec::new(),
             });
         }
-        let writers: Vec<&Job> = workload
-            .issuers
+        let writers: Vec<&Job> = workload.issuers.iter().map(|i| &jobs.jobs[i.job]).collect();
+        let writeback = writers
             .iter()
-            .map(|i| &jobs.jobs[i.job])
-            .collect();
-        let writeback = writers.iter().any(|j| buffered_write(j)).then(|| WriteBack {
-            context: fresh(),
-            interval: writers
-                .iter()
-                .filter(|j| buffered_write(j))
-                .map(|j| j.writeback_interval_ns)
-                .min()
-                .unwrap_or(0)
-                .max(1),
-            dirty: writers.iter().map(|_| Dirty::default()).collect(),
-            limit: writers.iter().map(|j| j.dirty_limit).collect(),
-            split: writers.iter().map(|j| j.split).collect(),
-            written: 0,
-        });
+            .any(|j| buffered_write(j))
+            .then(|| WriteBack {
+                context: fresh(),
+                interval: writers
+                    .iter()
+                    .filter(|j| buffered_write(j))
+                    .map(|j| j.writeback_interval_ns)
+                    .min()
+                    .unwrap_or(0)
+                    .max(1),
+                dirty: writers.iter().map(|_| Dirty::default()).collect(),
+                limit: writers.iter().map(|j| j.dirty_limit).collect(),
+                split: writers.iter().map(|j| j.split).collect(),
+                written: 0,
+            });
         Self {
             drivers,
             writeback,
@@ -252,7 +251,7 @@ impl<'a> Driver<'a> {
     }
 
     /// The next application I/O, or `None` when the issuer has done all it will.
-    pub fn next(&mut self) -> Option<AppIo> {
+    pub fn next_io(&mut self) -> Option<AppIo> {
         self.cursor.next(self.job)
     }
 
@@ -291,6 +290,14 @@ impl<'a> Driver<'a> {
             }
         }
         own.or(prefetch).map(Wait::Request)
+    }
+
+    /// The application I/O request `id` is a piece of, if it is one (not read-ahead).
+    pub fn app_of(&self, id: RequestId) -> Option<AppId> {
+        match self.in_flight.get(&id) {
+            Some(InFlight::App(app)) => Some(*app),
+            _ => None,
+        }
     }
 
     fn alloc_app(&mut self, a: App) -> AppId {
@@ -666,7 +673,7 @@ mod tests {
         let mut next = counter();
         let (mut out, mut done) = (Vec::new(), Vec::new());
         // The first read is no pattern yet: the read alone, synchronous.
-        let io = d.next().unwrap();
+        let io = d.next_io().unwrap();
         let s = d.start(io, 0, None, &mut next, &mut out);
         assert_eq!(out.len(), 1);
         assert!(out[0].sync && out[0].app == Some(s.app));
@@ -676,7 +683,7 @@ mod tests {
         // The second is sequential: it is read, and a window is requested ahead of it.
         out.clear();
         done.clear();
-        let io = d.next().unwrap();
+        let io = d.next_io().unwrap();
         let s = d.start(io, 1, None, &mut next, &mut out);
         let (app, ahead): (Vec<&Piece>, Vec<&Piece>) = out.iter().partition(|p| p.app.is_some());
         assert_eq!(app.len(), 1);
@@ -689,10 +696,13 @@ mod tests {
         // waits on the read-ahead, and the next window is requested at once.
         out.clear();
         done.clear();
-        let io = d.next().unwrap();
+        let io = d.next_io().unwrap();
         let s = d.start(io, 2, None, &mut next, &mut out);
         assert!(s.finished.is_none());
-        assert!(out.iter().all(|p| p.app.is_none()), "only read-ahead is sent");
+        assert!(
+            out.iter().all(|p| p.app.is_none()),
+            "only read-ahead is sent"
+        );
         assert_eq!(d.awaited(s.app), Some(Wait::Request(ahead[0])));
         for id in ahead {
             d.completed(id, &mut next, &mut done);
@@ -708,17 +718,20 @@ mod tests {
             "[w]\nrw=write\nbs=64k\nsize=1m\nantsched_dirty_limit=100k\nantsched_split=64k\n",
         );
         let mut all = Drivers::new(&jobs, &w);
-        let mut wb = all.writeback.take().expect("a buffered writer has write-back");
+        let mut wb = all
+            .writeback
+            .take()
+            .expect("a buffered writer has write-back");
         assert_eq!(wb.context(), ContextId(1));
         let d = &mut all.drivers[0];
         let mut next = counter();
         let (mut out, mut done, mut flush) = (Vec::new(), Vec::new(), Vec::new());
         // Under the limit the write only dirties the cache and returns at once.
-        let io = d.next().unwrap();
+        let io = d.next_io().unwrap();
         let s = d.start(io, 0, Some(&mut wb), &mut next, &mut out);
         assert!(s.dirtied && s.finished.is_some() && out.is_empty());
         // Over it, the writer sleeps.
-        let io = d.next().unwrap();
+        let io = d.next_io().unwrap();
         let s = d.start(io, 1, Some(&mut wb), &mut next, &mut out);
         assert!(s.finished.is_none() && out.is_empty());
         assert_eq!(d.awaited(s.app), Some(Wait::WriteBack));
@@ -750,7 +763,7 @@ mod tests {
         let mut read = |d: &mut Driver<'_>| {
             out.clear();
             done.clear();
-            let io = d.next().unwrap();
+            let io = d.next_io().unwrap();
             d.start(io, 0, None, &mut next, &mut out);
             for p in out.clone() {
                 assert_eq!(p.context, d.context());
@@ -778,7 +791,7 @@ mod tests {
         let d = &mut all.drivers[0];
         let mut next = counter();
         let mut out = Vec::new();
-        let io = d.next().unwrap();
+        let io = d.next_io().unwrap();
         d.start(io, 0, None, &mut next, &mut out);
         let flags: Vec<bool> = out.iter().map(|p| p.continuation).collect();
         assert_eq!(flags, [false, true, true, true]);
