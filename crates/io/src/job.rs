@@ -29,7 +29,9 @@ use std::sync::{Condvar, Mutex};
 
 use antsched_core::{ClassId, ContextId, Nanos, Op, RequestId};
 use antsched_disk::DeviceModel;
-use antsched_workload::driver::{AppId, Driver, Drivers, Finished, Piece, Wait, WriteBack};
+use antsched_workload::driver::{
+    AppId, Driver, Drivers, Finished, NextContext, Piece, Wait, WriteBack,
+};
 use antsched_workload::fio::{FileTarget, JobFile};
 use antsched_workload::issuer::AppIo;
 use antsched_workload::layout::FileLayout;
@@ -436,6 +438,21 @@ struct IssuerResult {
     last_completion: Nanos,
 }
 
+/// The runner's [`NextContext`]: the counter its threads share, and the contexts an issuer
+/// has had (for its share of the disk's time).
+struct Successors<'c> {
+    next: &'c AtomicU32,
+    made: Vec<ContextId>,
+}
+
+impl NextContext for Successors<'_> {
+    fn next_context(&mut self) -> ContextId {
+        let c = ContextId(self.next.fetch_add(1, Ordering::SeqCst));
+        self.made.push(c);
+        c
+    }
+}
+
 /// A request in flight: its driver's number, its file and file offset, and its ticket.
 type InFlight = (RequestId, usize, u64, Op, Ticket);
 
@@ -446,6 +463,7 @@ struct Issuer<'s, 'a> {
     i: usize,
     driver: Driver<'a>,
     class: ClassId,
+    successors: Successors<'s>,
     stop: Option<Nanos>,
     res: IssuerResult,
     scratch: Vec<u8>,
@@ -455,7 +473,6 @@ struct Issuer<'s, 'a> {
     seen: Vec<Nanos>,
     /// Application I/Os finished and not yet counted, with when.
     finished: Vec<(Finished, Nanos)>,
-    scratch_finished: Vec<Finished>,
     /// Whether it has begun ([`Issuer::begin`], counted in `Shared::first_sent`).
     begun: bool,
 }
@@ -510,23 +527,14 @@ impl<'s, 'a> Issuer<'s, 'a> {
         } else {
             self.write_done(r)
         };
-        let sh = self.sh;
-        let contexts = &mut self.res.contexts;
-        let mut fresh = || {
-            let c = ContextId(sh.next_context.fetch_add(1, Ordering::SeqCst));
-            contexts.push(c);
-            c
-        };
-        let mut done = std::mem::take(&mut self.scratch_finished);
         if let Some(app) = self.driver.app_of(id) {
             self.seen[app] = self.seen[app].max(at);
         }
-        self.driver.completed(id, &mut fresh, &mut done);
-        for f in done.drain(..) {
-            let when = self.seen[f.app].max(at);
-            self.finished.push((f, when));
-        }
-        self.scratch_finished = done;
+        let mut done = Vec::new();
+        self.driver.completed(id, &mut self.successors, &mut done);
+        let seen = &self.seen;
+        self.finished
+            .extend(done.into_iter().map(|f| (f, seen[f.app].max(at))));
     }
 
     /// Handles the requests that have completed (read-ahead that arrived while the issuer
@@ -563,19 +571,11 @@ impl<'s, 'a> Issuer<'s, 'a> {
                 while st.wb.over(self.i) {
                     st = wb.cv.wait(st).unwrap_or_else(|e| e.into_inner());
                 }
-                let sh = self.sh;
-                let contexts = &mut self.res.contexts;
-                let mut fresh = || {
-                    let c = ContextId(sh.next_context.fetch_add(1, Ordering::SeqCst));
-                    contexts.push(c);
-                    c
-                };
-                let mut done = std::mem::take(&mut self.scratch_finished);
-                self.driver.unblock(&st.wb, &mut fresh, &mut done);
+                let mut done = Vec::new();
+                self.driver.unblock(&st.wb, &mut self.successors, &mut done);
                 drop(st);
                 let now = self.sh.rt.clock().now();
-                self.finished.extend(done.drain(..).map(|f| (f, now)));
-                self.scratch_finished = done;
+                self.finished.extend(done.into_iter().map(|f| (f, now)));
             }
             None => {}
         }
@@ -617,12 +617,6 @@ impl<'s, 'a> Issuer<'s, 'a> {
         self.wait_turn();
         self.reap_done();
         let sh = self.sh;
-        let contexts = &mut self.res.contexts;
-        let mut fresh = || {
-            let c = ContextId(sh.next_context.fetch_add(1, Ordering::SeqCst));
-            contexts.push(c);
-            c
-        };
         let mut guard = match (&sh.writeback, io.op) {
             (Some(wb), Op::Write) => Some(wb.state.lock().unwrap_or_else(|e| e.into_inner())),
             _ => None,
@@ -631,7 +625,7 @@ impl<'s, 'a> Issuer<'s, 'a> {
             io,
             issued,
             guard.as_mut().map(|st| &mut st.wb),
-            &mut fresh,
+            &mut self.successors,
             &mut self.pieces,
         );
         drop(guard);
@@ -737,6 +731,7 @@ impl<'s, 'a> Issuer<'s, 'a> {
             self.sh.rt.context_exited(parent);
         }
         self.begin();
+        self.res.contexts = self.successors.made;
         self.res
     }
 
@@ -903,20 +898,24 @@ pub fn run(
             .zip(&w.issuers)
             .enumerate()
             .map(|(i, (driver, iss))| {
-                let contexts = std::iter::once(driver.context())
-                    .chain(driver.parent())
-                    .collect();
+                let successors = Successors {
+                    next: &sh.next_context,
+                    made: std::iter::once(driver.context())
+                        .chain(driver.parent())
+                        .collect(),
+                };
                 let issuer = Issuer {
                     sh: &sh,
                     i,
                     driver,
                     class: iss.class,
+                    successors,
                     stop: deadlines[i],
                     res: IssuerResult {
                         bytes: 0,
                         ios: 0,
                         latency: LatencyRecorder::new(),
-                        contexts,
+                        contexts: Vec::new(),
                         verify: Verification::default(),
                         checksum: 0,
                         think_overshoot: Histogram::new_with_bounds(1, 60_000_000_000, 3)
@@ -930,7 +929,6 @@ pub fn run(
                     tickets: Vec::new(),
                     seen: Vec::new(),
                     finished: Vec::new(),
-                    scratch_finished: Vec::new(),
                     begun: false,
                 };
                 let e = endless[i];

@@ -416,17 +416,12 @@ impl<'a> Simulation<'a> {
     /// Starts application I/O `io` of issuer `i`: its driver says what to send.
     fn start(&mut self, i: usize, io: AppIo) {
         let mut pieces = std::mem::take(&mut self.pieces);
-        let next_context = &mut self.next_context;
-        let mut fresh = || {
-            *next_context += 1;
-            ContextId(*next_context - 1)
-        };
         let run = &mut self.runs[i];
         let started = run.driver.start(
             io,
             self.now,
             self.writeback.as_mut(),
-            &mut fresh,
+            &mut self.next_context,
             &mut pieces,
         );
         let class = run.class;
@@ -506,22 +501,17 @@ impl<'a> Simulation<'a> {
             return;
         };
         let mut done = std::mem::take(&mut self.finished);
-        let next_context = &mut self.next_context;
-        let mut fresh = || {
-            *next_context += 1;
-            ContextId(*next_context - 1)
-        };
         let issuer = match purpose {
             Purpose::Issuer { issuer, id } => {
                 let driver = &mut self.runs[issuer].driver;
-                driver.completed(id, &mut fresh, &mut done);
+                driver.completed(id, &mut self.next_context, &mut done);
                 issuer
             }
             Purpose::Writeback { flush, .. } => {
                 if let Some(wb) = self.writeback.as_mut() {
                     wb.completed(&flush);
                     let driver = &mut self.runs[flush.issuer].driver;
-                    driver.unblock(wb, &mut fresh, &mut done);
+                    driver.unblock(wb, &mut self.next_context, &mut done);
                 }
                 flush.issuer
             }

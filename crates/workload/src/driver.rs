@@ -51,6 +51,19 @@ pub fn buffered_write(job: &Job) -> bool {
     job.rw.writes() && (!job.direct || job.ioengine == IoEngine::Mmap)
 }
 
+/// Where the number of a successor context comes from (see "Contexts" above): the simulator
+/// counts in a `u32`, the runner's threads share a counter.
+pub trait NextContext {
+    fn next_context(&mut self) -> ContextId;
+}
+
+impl NextContext for u32 {
+    fn next_context(&mut self) -> ContextId {
+        *self += 1;
+        ContextId(*self - 1)
+    }
+}
+
 /// An application I/O the driver holds, by the number it was given in [`Started::app`].
 pub type AppId = usize;
 
@@ -365,7 +378,7 @@ impl<'a> Driver<'a> {
         io: AppIo,
         issued: Nanos,
         writeback: Option<&mut WriteBack>,
-        next_context: &mut dyn FnMut() -> ContextId,
+        next_context: &mut dyn NextContext,
         out: &mut Vec<Piece>,
     ) -> Started {
         let job = self.job;
@@ -468,7 +481,7 @@ impl<'a> Driver<'a> {
     pub fn completed(
         &mut self,
         id: RequestId,
-        next_context: &mut dyn FnMut() -> ContextId,
+        next_context: &mut dyn NextContext,
         out: &mut Vec<Finished>,
     ) {
         match self.in_flight.remove(&id) {
@@ -488,7 +501,7 @@ impl<'a> Driver<'a> {
     pub fn unblock(
         &mut self,
         writeback: &WriteBack,
-        next_context: &mut dyn FnMut() -> ContextId,
+        next_context: &mut dyn NextContext,
         out: &mut Vec<Finished>,
     ) {
         let mut wake = Vec::new();
@@ -504,12 +517,7 @@ impl<'a> Driver<'a> {
     }
 
     /// One of the things application I/O `app` waits for arrived.
-    fn arrived(
-        &mut self,
-        app: AppId,
-        next_context: &mut dyn FnMut() -> ContextId,
-        out: &mut Vec<Finished>,
-    ) {
+    fn arrived(&mut self, app: AppId, next_context: &mut dyn NextContext, out: &mut Vec<Finished>) {
         let Some(a) = self.apps[app].as_mut() else {
             return;
         };
@@ -519,11 +527,7 @@ impl<'a> Driver<'a> {
         }
     }
 
-    fn finish(
-        &mut self,
-        app: AppId,
-        next_context: &mut dyn FnMut() -> ContextId,
-    ) -> Option<Finished> {
+    fn finish(&mut self, app: AppId, next_context: &mut dyn NextContext) -> Option<Finished> {
         let a = self.apps[app].take()?;
         self.free_apps.push(app);
         self.outstanding -= 1;
@@ -543,7 +547,7 @@ impl<'a> Driver<'a> {
             // very decision anticipation is for, and no scheduler could ever wait for a
             // cooperating successor (the Linux/CAS paper's section 4).
             exits = Some(self.context);
-            self.context = next_context();
+            self.context = next_context.next_context();
             self.ra = ReadAhead::default();
         }
         Some(Finished {
@@ -656,21 +660,12 @@ mod tests {
         (jobs, w)
     }
 
-    /// Numbers successors from 100.
-    fn counter() -> impl FnMut() -> ContextId {
-        let mut n = 100;
-        move || {
-            n += 1;
-            ContextId(n - 1)
-        }
-    }
-
     #[test]
     fn a_sequential_read_prefetches_and_the_next_waits_on_it() {
         let (jobs, w) = workload("[r]\nrw=read\nbs=64k\nsize=1m\nantsched_readahead=128k\n");
         let mut d = Drivers::new(&jobs, &w);
         let d = &mut d.drivers[0];
-        let mut next = counter();
+        let mut next = 100u32;
         let (mut out, mut done) = (Vec::new(), Vec::new());
         // The first read is no pattern yet: the read alone, synchronous.
         let io = d.next_io().unwrap();
@@ -724,7 +719,7 @@ mod tests {
             .expect("a buffered writer has write-back");
         assert_eq!(wb.context(), ContextId(1));
         let d = &mut all.drivers[0];
-        let mut next = counter();
+        let mut next = 100u32;
         let (mut out, mut done, mut flush) = (Vec::new(), Vec::new(), Vec::new());
         // Under the limit the write only dirties the cache and returns at once.
         let io = d.next_io().unwrap();
@@ -758,7 +753,7 @@ mod tests {
         let mut all = Drivers::new(&jobs, &w);
         let d = &mut all.drivers[0];
         let first = d.context();
-        let mut next = counter();
+        let mut next = 100u32;
         let (mut out, mut done) = (Vec::new(), Vec::new());
         let mut read = |d: &mut Driver<'_>| {
             out.clear();
@@ -789,7 +784,7 @@ mod tests {
         );
         let mut all = Drivers::new(&jobs, &w);
         let d = &mut all.drivers[0];
-        let mut next = counter();
+        let mut next = 100u32;
         let mut out = Vec::new();
         let io = d.next_io().unwrap();
         d.start(io, 0, None, &mut next, &mut out);
