@@ -177,22 +177,18 @@ pub struct Drivers<'a> {
 
 impl<'a> Drivers<'a> {
     pub fn new(jobs: &'a JobFile, workload: &'a Workload) -> Self {
-        let mut next_context = 0;
-        let mut fresh = || {
-            next_context += 1;
-            ContextId(next_context - 1)
-        };
+        let mut next_context = 0u32;
         let mut drivers = Vec::new();
         for (i, issuer) in workload.issuers.iter().enumerate() {
             let job = &jobs.jobs[issuer.job];
-            let parent = job.dir_files.map(|_| fresh());
+            let parent = job.dir_files.map(|_| next_context.next_context());
             drivers.push(Driver {
                 job,
                 layout: &workload.layout,
                 issuer: i,
                 cursor: Cursor::new(job, issuer),
                 ra: ReadAhead::default(),
-                context: fresh(),
+                context: next_context.next_context(),
                 parent,
                 apps: Vec::new(),
                 free_apps: Vec::new(),
@@ -203,22 +199,23 @@ impl<'a> Drivers<'a> {
                 runs: Vec::new(),
             });
         }
-        let writers: Vec<&Job> = workload.issuers.iter().map(|i| &jobs.jobs[i.job]).collect();
-        let writeback = writers
+        // Dirty data is kept per issuer (by its index), a reader's always empty.
+        let of_issuer: Vec<&Job> = workload.issuers.iter().map(|i| &jobs.jobs[i.job]).collect();
+        let writeback = of_issuer
             .iter()
             .any(|j| buffered_write(j))
             .then(|| WriteBack {
-                context: fresh(),
-                interval: writers
+                context: next_context.next_context(),
+                interval: of_issuer
                     .iter()
                     .filter(|j| buffered_write(j))
                     .map(|j| j.writeback_interval_ns)
                     .min()
                     .unwrap_or(0)
                     .max(1),
-                dirty: writers.iter().map(|_| Dirty::default()).collect(),
-                limit: writers.iter().map(|j| j.dirty_limit).collect(),
-                split: writers.iter().map(|j| j.split).collect(),
+                dirty: of_issuer.iter().map(|_| Dirty::default()).collect(),
+                limit: of_issuer.iter().map(|j| j.dirty_limit).collect(),
+                split: of_issuer.iter().map(|j| j.split).collect(),
                 written: 0,
             });
         Self {
@@ -273,7 +270,8 @@ impl<'a> Driver<'a> {
         self.apps.iter().flatten().map(|a| a.issued).min()
     }
 
-    /// The unfinished application I/O started first (lowest number among the oldest).
+    /// The unfinished application I/O started first (of those started at one instant, the
+    /// lowest number).
     pub fn oldest_app(&self) -> Option<AppId> {
         self.apps
             .iter()
