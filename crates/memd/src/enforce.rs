@@ -21,12 +21,12 @@
 //! limit is in the state file ([`crate::state`]), and it is taken out once restored.
 //!
 //! Where the group's memory can all go to swap, the lowered limit is *held* instead
-//! ([`holds`]): a hog that touches all it has would fault a page back the moment its limit
+//! (`holds`): a hog that touches all it has would fault a page back the moment its limit
 //! was written back, while the thesis's kernel keeps paging it because its pages stay the
 //! oldest by weighted age. A held limit comes back a step a tick while its domain has memory
 //! over tau that nobody takes, at once when the group could no longer page out what it
 //! holds, and at exit. The writes happen on a thread of their own
-//! ([`crate::limit_writer`]): paging a hog out to a slow disk takes seconds, which the daemon's
+//! (`crate::limit_writer`): paging a hog out to a slow disk takes seconds, which the daemon's
 //! notifications must not wait for.
 //!
 //! Only groups a client asked the daemon to govern, which lie under its parent

@@ -137,7 +137,7 @@ impl CasScale {
 /// `cat` in one request: the kernel's first read-ahead window of a file (32 KiB in 2.6.9)
 /// covers it whole.
 pub const TREE_FILE_KIB: u32 = 16;
-/// Files per directory of the `find` trees (see [`TREE_FILE_KIB`]).
+/// Files per directory of the `find` trees (see `TREE_FILE_KIB`).
 pub const TREE_DIR_FILES: u32 = 16;
 
 /// The `find . -type f -exec cat {} \;` job of the Linux/CAS paper (Program B, Figure 2): a

@@ -112,8 +112,8 @@ const EXACT_SAMPLES: usize = 512;
 ///
 /// A histogram of 1 us to 1000 s at 3 significant digits holds 170 KB of counters, and the
 /// simulator keeps one per context: a job of 65,536 contexts took 11 GB before it ran
-/// (issue 17). Most contexts of such jobs do a handful of I/Os. So the first
-/// [`EXACT_SAMPLES`] latencies are kept as samples (their percentiles are then exact), and
+/// (issue 17). Most contexts of such jobs do a handful of I/Os. So the first 512
+/// (`EXACT_SAMPLES`) latencies are kept as samples (their percentiles are then exact), and
 /// only a context that does more gets a histogram, grown to the largest latency it records.
 #[derive(Clone, Debug, Default)]
 pub struct LatencyRecorder {

@@ -52,9 +52,9 @@ struct RunArgs {
     /// Queries to answer.
     #[arg(long, default_value_t = 40_000)]
     queries: u64,
-    /// fixed:SIZE (fixed:0 is no cache), adaptive, psi[:SIZE], halve[:SIZE] or senpai[:SIZE]
-    /// (psi, halve and senpai: a cache of SIZE, default 300M; senpai also steps the memory
-    /// group's limit on its memory stall).
+    /// fixed:SIZE (fixed:0 is no cache), adaptive, psi, halve or senpai, the last three with
+    /// an optional :SIZE (a cache of SIZE, default 300M; senpai also steps the memory group's
+    /// limit on its memory stall).
     #[arg(long, value_name = "MODE")]
     cache: String,
     /// antsched memd's socket: adaptive mode's notifications, and S in the timeline. Without

@@ -3,7 +3,7 @@
 //!
 //! It serves requests for keys drawn from a Zipf catalogue (`antsched_mem::sim::Zipf`, the
 //! simulator's), one request after another. A value is 4 KiB of real memory made from its key;
-//! a hit reads it, a miss costs a fixed time C_r (a sleep by default, see [`MissWork`]) and
+//! a hit reads it, a miss costs a fixed time C_r (a sleep by default, see [`run::MissWork`]) and
 //! caches the new value. The cache is `antsched_mem::cache::AdaptiveCache` (least amortized
 //! cost first), each value priced by how often its key was asked
 //! (`antsched_mem::cache::reuse_by_frequency`, the simulator's rule). A thread follows
