@@ -262,10 +262,11 @@ pub fn report(m: &MemHalf, plots: &[String], a: &Args, alone: bool) -> String {
     let _ = writeln!(
         md,
         "The thesis's chapter 6 (and the equilibrium of section 4.5) on antsched's memory \
-         simulator: a 256 MB machine, paging I/O through `as-aged-sptf` on `{}`, seed {}{}. \
+         simulator: a 256 MB machine, paging I/O through `{}` on `{}`, seed {}{}. \
          Every run's scenario is in [`scenarios/`](scenarios/); rerun one with `antsched mem \
          simulate scenarios/NAME.toml`. The simulators ran {:.1} million page references per \
          second on one core ({} page references over {} runs, {:.1} s of simulator time).\n",
+        antsched_mem::paper::scenarios::PAGING_SCHEDULER,
         m.disk,
         a_seed(a),
         if m.quick {

@@ -1590,8 +1590,9 @@ impl HddModel {
     }
 
     /// Positioning (overhead + seek + rotation) of a request started at `t` from the current
-    /// state, without changing it.
-    fn positioning_ms(&self, req: &DiskRequest, t: f64) -> f64 {
+    /// state, without changing it. With `media`, a write the write-back cache would take is
+    /// priced as the media write it defers ([`DeviceModel::media_positioning_time`]).
+    fn positioning_ms(&self, req: &DiskRequest, t: f64, media: bool) -> f64 {
         // Mirrors the decisions of `read` and `write` without their side effects.
         let cache = &self.spec.p.cache;
         let n = req.sectors.max(1) as u64;
@@ -1608,7 +1609,12 @@ impl HddModel {
             })
             .map(|p| (p, self.prefetch_at(&p, t)));
         let write = req.op == DiskOp::Write;
-        if write && cache.enabled && cache.write_back != WriteBack::Off && !self.segs.is_empty() {
+        if write
+            && !media
+            && cache.enabled
+            && cache.write_back != WriteBack::Off
+            && !self.segs.is_empty()
+        {
             // The host sees only the command overhead (after any destage it must wait for);
             // the media work happens later.
             let wseg = self.lru_seg(true);
@@ -1668,7 +1674,14 @@ impl HddModel {
         let w = self.walk(cyl, head, t_mech, lbn, n, write, immed, not_before, |_| {
             false
         });
-        w.t_first - t
+        if media {
+            // The media work's own positioning, from when the mechanism is free: the work it
+            // has already taken (a destage, the read-ahead's last sector) is done whatever is
+            // chosen next, so it is no request's cost.
+            ovh + (w.t_first - t_mech)
+        } else {
+            w.t_first - t
+        }
     }
 
     /// Where the arm is and when the mechanism can start on a request that misses the cache,
@@ -1734,7 +1747,11 @@ impl DeviceModel for HddModel {
     }
 
     fn positioning_time(&self, req: &DiskRequest, start: Nanos) -> Nanos {
-        to_ns(self.positioning_ms(req, to_ms(start)))
+        to_ns(self.positioning_ms(req, to_ms(start), false))
+    }
+
+    fn media_positioning_time(&self, req: &DiskRequest, start: Nanos) -> Nanos {
+        to_ns(self.positioning_ms(req, to_ms(start), true))
     }
 
     fn clone_box(&self) -> Box<dyn DeviceModel> {
@@ -2154,5 +2171,42 @@ mod tests {
         let mut d = drive(cache, 10);
         let w = d.submit(&DiskRequest::write(15_000, 8), 0);
         assert!(ms(w.finish - w.start) > 1.0);
+    }
+
+    /// What a scheduler weighs: a write the cache takes is priced as the media write it
+    /// defers (the drive with write-back off), and a request is not charged for the destage
+    /// the mechanism is already committed to.
+    #[test]
+    fn the_media_price_of_a_cached_write_is_its_destage() {
+        let mut cache = CacheParams::off();
+        cache.enabled = true;
+        cache.segments = 2;
+        cache.segment_sectors = 200;
+        cache.write_back = WriteBack::All;
+        let far = DiskRequest::write(15_000, 8);
+        let d = drive(cache.clone(), 10);
+        let mut off = cache.clone();
+        off.write_back = WriteBack::Off;
+        let media = drive(off, 10);
+        assert!(ms(d.positioning_time(&far, 0)) < 0.01);
+        assert_eq!(
+            d.media_positioning_time(&far, 0),
+            media.positioning_time(&far, 0)
+        );
+        assert!(ms(d.media_positioning_time(&far, 0)) > 1.0);
+        // With the destage under way, a read elsewhere waits for it (positioning_time), but
+        // its own positioning starts when the mechanism is free.
+        let mut d = drive(cache, 10);
+        let w = d.submit(&far, 0);
+        let read = DiskRequest::read(30, 1);
+        let waited = d.positioning_time(&read, w.finish);
+        let own = d.media_positioning_time(&read, w.finish);
+        assert!(ms(waited - own) > 1.0, "{waited} against {own}");
+        // Once the mechanism is idle the two agree.
+        let later = w.finish + 1_000_000_000;
+        assert_eq!(
+            d.positioning_time(&read, later),
+            d.media_positioning_time(&read, later)
+        );
     }
 }

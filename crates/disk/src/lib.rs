@@ -188,6 +188,19 @@ pub trait DeviceModel: Send {
     /// (a cache hit costs only its command overhead). No state change.
     fn positioning_time(&self, req: &DiskRequest, start: Nanos) -> Nanos;
 
+    /// The positioning of the media work `req` causes, started at `start` from the current
+    /// state: what a scheduler should weigh it by. It differs from [`positioning_time`] only
+    /// for a write the drive's write-back cache takes: that write is reported done at once,
+    /// but its media work is only deferred, and the next request that needs the mechanism
+    /// waits for it. Priced at its report time, every such write looks free, a scheduler
+    /// interleaves it with reads elsewhere, and each of those reads pays the destage's round
+    /// trip. No state change.
+    ///
+    /// [`positioning_time`]: DeviceModel::positioning_time
+    fn media_positioning_time(&self, req: &DiskRequest, start: Nanos) -> Nanos {
+        self.positioning_time(req, start)
+    }
+
     /// A boxed copy with the same state.
     fn clone_box(&self) -> Box<dyn DeviceModel>;
 }

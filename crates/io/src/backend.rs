@@ -235,6 +235,10 @@ impl DeviceModel for Shifted {
         self.inner
             .positioning_time(req, start.saturating_sub(self.origin.get()))
     }
+    fn media_positioning_time(&self, req: &DiskRequest, start: Nanos) -> Nanos {
+        self.inner
+            .media_positioning_time(req, start.saturating_sub(self.origin.get()))
+    }
     fn clone_box(&self) -> Box<dyn DeviceModel> {
         Box::new(Shifted {
             inner: self.inner.clone_box(),

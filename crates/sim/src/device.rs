@@ -100,8 +100,12 @@ impl PositionEstimator for ExactEstimator {
         self.head
     }
 
+    /// The device's price of the media work (`media_positioning_time`): a write its
+    /// write-back cache takes is weighed by the destage it defers, not by its report.
     fn positioning_time(&self, req: &Request, now: Nanos) -> Nanos {
-        self.device.lock().positioning_time(&disk_request(req), now)
+        self.device
+            .lock()
+            .media_positioning_time(&disk_request(req), now)
     }
 
     fn dispatched(&mut self, req: &Request, _now: Nanos) {
