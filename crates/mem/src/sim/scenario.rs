@@ -139,8 +139,10 @@ pub struct Machine {
 fn default_disk() -> String {
     "deskstar-34gxp".into()
 }
+/// The default of every command that schedules a disk (issue 18): a scenario that names none
+/// pages through the same scheduler as `antsched sim`, `run` and `mount` without one.
 fn default_scheduler() -> String {
-    "as-aged-sptf".into()
+    antsched_core::DEFAULT_SCHEDULER.into()
 }
 fn default_max_time() -> f64 {
     4.0 * 3600.0
