@@ -143,8 +143,8 @@ pub fn hog_helper_main() {
         match words.as_slice() {
             ["cache", path, keep] => {
                 let keep: u64 = keep.parse().unwrap();
-                read_once(path, &mut buf);
-                read_once(path, &mut buf);
+                read_once_without_readahead(path, &mut buf);
+                read_once_without_readahead(path, &mut buf);
                 let f = std::fs::File::open(path).unwrap();
                 let len = f.metadata().unwrap().len();
                 rustix::fs::fadvise(
@@ -234,6 +234,17 @@ pub fn hog_helper_main() {
 
 fn read_once(path: &str, buf: &mut [u8]) {
     let mut f = std::fs::File::open(path).unwrap();
+    while f.read(buf).unwrap() > 0 {}
+}
+
+/// [`read_once`] with the kernel's read-ahead off for this file (`POSIX_FADV_RANDOM`), so that
+/// no more than one read of `buf` is in flight. The streaming hog of a small group needs it:
+/// machines of this kind set `read_ahead_kb` to 8192, a window as large as the PSI test's
+/// 8 MB group, whose pages under I/O cannot be reclaimed, and a slab allocation in the group
+/// then OOM-killed the hog (seen on CI: "the helper did not answer").
+fn read_once_without_readahead(path: &str, buf: &mut [u8]) {
+    let mut f = std::fs::File::open(path).unwrap();
+    rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::Random).unwrap();
     while f.read(buf).unwrap() > 0 {}
 }
 
