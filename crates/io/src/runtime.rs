@@ -220,6 +220,42 @@ struct Shared {
 impl Shared {
     fn push(&self, m: Msg) {
         self.queue.lock().unwrap_or_else(|e| e.into_inner()).push(m);
+        self.wake_loop();
+    }
+
+    /// Queues a new request unless shutdown has begun, and gives it back if it has. The flag
+    /// is read under the queue's lock, and [`Shared::close`] sets it and queues
+    /// [`Msg::Shutdown`] under the same lock: so every request accepted is queued before
+    /// `Shutdown`, and the loop, which takes the whole queue at each look, has it in hand
+    /// before it can see `Shutdown` and exit. Read outside the lock, a request that passed the
+    /// check could be queued after the loop's last look and never be answered.
+    fn push_io(&self, io: NewIo) -> Result<(), NewIo> {
+        {
+            let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            if self.closed.load(Ordering::SeqCst) {
+                return Err(io);
+            }
+            q.push(Msg::Io(io));
+        }
+        self.wake_loop();
+        Ok(())
+    }
+
+    /// Begins the shutdown: refuses new requests from now on and queues `Shutdown` behind the
+    /// ones accepted ([`Shared::push_io`]). False if it had begun already.
+    fn close(&self) -> bool {
+        {
+            let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            if self.closed.swap(true, Ordering::SeqCst) {
+                return false;
+            }
+            q.push(Msg::Shutdown);
+        }
+        self.wake_loop();
+        true
+    }
+
+    fn wake_loop(&self) {
         if self.sleeping.load(Ordering::SeqCst) {
             let one: u64 = 1;
             // SAFETY: writes 8 bytes from a live u64 to our own eventfd. A failure (the
@@ -428,7 +464,7 @@ impl Runtime {
             0
         };
         let slot = Slot::new(spin);
-        self.shared.push(Msg::Io(NewIo {
+        let io = NewIo {
             ctx,
             op,
             sector,
@@ -438,8 +474,11 @@ impl Runtime {
             buf,
             slot: slot.clone(),
             pushed: self.shared.clock.now(),
-        }));
-        Ticket(slot)
+        };
+        match self.shared.push_io(io) {
+            Ok(()) => Ticket(slot),
+            Err(_) => Ticket::ready(Err(IoError::ShuttingDown)),
+        }
     }
 
     fn byte_offset(offset: u64) -> Result<u64, IoError> {
@@ -507,9 +546,7 @@ impl Runtime {
     /// refused with [`IoError::ShuttingDown`], and everything accepted before still completes.
     /// [`shutdown`](Self::shutdown) (or dropping the runtime) then waits for the drain.
     pub fn close(&self) {
-        if !self.shared.closed.swap(true, Ordering::SeqCst) {
-            self.shared.push(Msg::Shutdown);
-        }
+        self.shared.close();
     }
 
     fn stop(&mut self) -> Option<Stats> {
@@ -580,9 +617,12 @@ impl Drop for Loop {
         for (_, slot, r) in self.results.drain(..) {
             slot.fulfil(r);
         }
-        self.shared.closed.store(true, Ordering::SeqCst);
-        let msgs =
-            std::mem::take(&mut *self.shared.queue.lock().unwrap_or_else(|e| e.into_inner()));
+        // Under the queue's lock, as `Shared::push_io` reads the flag: nothing is queued after.
+        let msgs = {
+            let mut q = self.shared.queue.lock().unwrap_or_else(|e| e.into_inner());
+            self.shared.closed.store(true, Ordering::SeqCst);
+            std::mem::take(&mut *q)
+        };
         for m in msgs {
             if let Msg::Io(io) = m {
                 io.slot.fulfil(Err(IoError::LoopFailed));
