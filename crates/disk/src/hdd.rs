@@ -283,6 +283,13 @@ struct Segment {
     write: bool,
 }
 
+impl Segment {
+    /// Whether it holds the first blocks of `lbn..end` but not all of them: a partial hit.
+    fn holds_the_start_of(&self, lbn: u64, end: u64) -> bool {
+        self.valid && self.start <= lbn && lbn < self.end && self.end < end
+    }
+}
+
 /// A read-ahead in progress: a plan, evaluated lazily.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Prefetch {
@@ -1233,68 +1240,9 @@ impl HddModel {
         let ovh = self.overhead(DiskOp::Read, false);
         self.abort_prefetch(t + ovh);
         let t_mech = (t + ovh).max(self.st.mech_free);
-        let mut b = t + ovh;
         let water = Self::read_water_mark(&cache, n);
-        // The bus cannot start before `water` sectors are buffered.
-        let mut seen = 0u64;
-        let mut start_gate = f64::NEG_INFINITY;
-        let mut pieces: [Option<Piece>; 16] = [None; 16];
-        let mut np = 0usize;
-        let mut overflow_b: Option<f64> = None;
-        let w = self.walk(
-            self.st.cyl,
-            self.st.head,
-            t_mech,
-            lbn,
-            n,
-            false,
-            cache.immediate_read,
-            f64::NEG_INFINITY,
-            |p| {
-                if seen < water {
-                    let k = (water - seen).min(p.n as u64);
-                    start_gate = start_gate.max(p.t_data + k as f64 * p.st);
-                }
-                seen += p.n as u64;
-                if np < pieces.len() {
-                    pieces[np] = Some(*p);
-                    np += 1;
-                } else {
-                    let bb = overflow_b.unwrap_or(f64::NEG_INFINITY);
-                    overflow_b = Some(Self::bus_after(bb, p, bus));
-                }
-                true
-            },
-        );
-        if start_gate > b {
-            b = start_gate - 0.0;
-        }
-        // A read miss is served disconnected: the drive releases the bus after the command (the
-        // arm already moving) and reselects once `water` sectors are buffered, then prepares
-        // the transfer. Nothing else on the path changes, so the transfer starts later by the
-        // reselect and the preparation, and never before the disconnect has ended.
-        let rs = self.spec.p.reselect;
-        if rs.disconnects() {
-            let disc = if self.st.last_read {
-                rs.read_disconnect_after_read
-            } else {
-                rs.read_disconnect_after_write
-            };
-            b = b.max(t + ovh + disc) + rs.reselect + rs.data_prep;
-        }
-        // Pipeline from the gate (the first sector waits for the gate, later ones follow).
-        let mut bb = b;
-        for p in pieces.iter().take(np).flatten() {
-            bb = Self::bus_after(bb, p, bus);
-        }
-        if let Some(ob) = overflow_b {
-            bb = bb.max(ob);
-        }
-        let done = bb + self.spec.p.overheads.read_complete;
+        let (w, done) = self.read_media(lbn, n, 0, water, t, ovh, t_mech, None);
         // Cache the data (and the free blocks before it) and plan the read-ahead.
-        self.st.cyl = w.cyl;
-        self.st.head = w.head;
-        self.st.mech_free = w.t_end;
         if cache.enabled && !self.segs.is_empty() {
             let si = self.lru_seg(false);
             self.invalidate_overlaps(lbn, end, Some(si));
@@ -1330,6 +1278,90 @@ impl HddModel {
         )
     }
 
+    /// The media part of a read, for a miss and a partial hit alike: reads `count` blocks from
+    /// `from` with the mechanism free at `t_mech`, `pre` blocks before them being in the buffer
+    /// already (0 for a miss), and moves the arm. The data crosses the bus from `connected`
+    /// where the drive serves the request connected (a partial hit it transfers at once);
+    /// otherwise the drive disconnects after the command (overhead `ovh`, the arm already
+    /// moving), reselects once `water` sectors of the request are buffered, counting the
+    /// cached ones, and prepares the transfer, and never before the disconnect has ended.
+    /// Returns where the walk ended and when the request completes.
+    #[allow(clippy::too_many_arguments)]
+    fn read_media(
+        &mut self,
+        from: u64,
+        count: u64,
+        pre: u64,
+        water: u64,
+        t: f64,
+        ovh: f64,
+        t_mech: f64,
+        connected: Option<f64>,
+    ) -> (WalkEnd, f64) {
+        let bus = self.spec.p.bus_ms_per_sector;
+        // The runs read, for the bus pipeline: on the stack for the few tracks a request
+        // spans, on the heap past sixteen (`Vec::new` allocates only when pushed to).
+        let mut pieces: [Option<Piece>; 16] = [None; 16];
+        let mut np = 0usize;
+        let mut more: Vec<Piece> = Vec::new();
+        let w = self.walk(
+            self.st.cyl,
+            self.st.head,
+            t_mech,
+            from,
+            count,
+            false,
+            self.spec.p.cache.immediate_read,
+            f64::NEG_INFINITY,
+            |p| {
+                if np < pieces.len() {
+                    pieces[np] = Some(*p);
+                    np += 1;
+                } else {
+                    more.push(*p);
+                }
+                true
+            },
+        );
+        let pieces = || pieces.iter().take(np).flatten().chain(more.iter());
+        let start = match connected {
+            Some(c) => c,
+            None => {
+                // The bus cannot start before `water` sectors are buffered.
+                let mut gate = t + ovh;
+                let mut seen = pre;
+                for p in pieces() {
+                    if seen >= water {
+                        break;
+                    }
+                    let k = (water - seen).min(p.n as u64);
+                    gate = gate.max(p.t_data + k as f64 * p.st);
+                    seen += p.n as u64;
+                }
+                let rs = self.spec.p.reselect;
+                if rs.disconnects() {
+                    let disc = if self.st.last_read {
+                        rs.read_disconnect_after_read
+                    } else {
+                        rs.read_disconnect_after_write
+                    };
+                    gate = gate.max(t + ovh + disc) + rs.reselect + rs.data_prep;
+                }
+                gate
+            }
+        };
+        // Pipeline from the start: the cached blocks first, then each sector as it is
+        // buffered and the bus has sent the one before.
+        let mut bb = start + pre as f64 * bus;
+        for p in pieces() {
+            bb = Self::bus_after(bb, p, bus);
+        }
+        self.st.cyl = w.cyl;
+        self.st.head = w.head;
+        self.st.mech_free = w.t_end;
+        (w, bb + self.spec.p.overheads.read_complete)
+    }
+
     /// A read whose first blocks are in segment `si` while the rest are not, and no read-ahead
     /// is streaming into it (that case rides on the read-ahead): the drive reads from the media
     /// only the blocks the segment lacks, from the segment's end, and appends them to it. In
@@ -1353,82 +1385,27 @@ impl HddModel {
         t: f64,
     ) -> Option<(f64, ServiceBreakdown)> {
         let cache = self.spec.p.cache.clone();
-        let bus = self.spec.p.bus_ms_per_sector;
-        let rs = self.spec.p.reselect;
         let end = lbn + n;
         let miss_ovh = self.overhead(DiskOp::Read, false);
         self.abort_prefetch(t + miss_ovh);
         let seg = self.segs[si];
-        if !seg.valid || seg.start > lbn || seg.end <= lbn || seg.end >= end {
+        if !seg.holds_the_start_of(lbn, end) {
             return None;
         }
         let pre = seg.end - lbn;
         let from = seg.end;
         let water = Self::read_water_mark(&cache, n);
         let t_mech = (t + miss_ovh).max(self.st.mech_free);
-        // The runs read, for the bus pipeline below: on the stack for the few tracks a request
-        // spans, on the heap past sixteen (`Vec::new` allocates only when pushed to).
-        let mut pieces: [Option<Piece>; 16] = [None; 16];
-        let mut np = 0usize;
-        let mut more: Vec<Piece> = Vec::new();
-        let w = self.walk(
-            self.st.cyl,
-            self.st.head,
-            t_mech,
-            from,
-            end - from,
-            false,
-            cache.immediate_read,
-            f64::NEG_INFINITY,
-            |p| {
-                if np < pieces.len() {
-                    pieces[np] = Some(*p);
-                    np += 1;
-                } else {
-                    more.push(*p);
-                }
-                true
-            },
-        );
-        let pieces = || pieces.iter().take(np).flatten().chain(more.iter());
-        let connected = cache.partial_hits || pre >= water;
-        let mut bb = if connected {
-            // Served as a full hit is (`read`). DiskSim adds the `Data preparation overhead` on
-            // this path to full and partial hits alike (`disk_read_arrive`); the model leaves it
-            // out of both. On the one validated drive that sets it (the HP C2247A, 0.025 ms)
-            // adding it makes its full hits agree with the drive's on average (0.028 ms too fast
-            // before, 0.003 after), but the demerit rises from 0.099 to 0.100 ms, the model's
-            // read misses being too slow after writes.
-            t + self.overhead(DiskOp::Read, true) + pre as f64 * bus
-        } else {
-            // The bus waits for the high-water mark, counting the cached blocks.
-            let mut gate = t + miss_ovh;
-            let mut seen = pre;
-            for p in pieces() {
-                if seen >= water {
-                    break;
-                }
-                let k = (water - seen).min(p.n as u64);
-                gate = gate.max(p.t_data + k as f64 * p.st);
-                seen += p.n as u64;
-            }
-            if rs.disconnects() {
-                let disc = if self.st.last_read {
-                    rs.read_disconnect_after_read
-                } else {
-                    rs.read_disconnect_after_write
-                };
-                gate = gate.max(t + miss_ovh + disc) + rs.reselect + rs.data_prep;
-            }
-            gate + pre as f64 * bus
-        };
-        for p in pieces() {
-            bb = Self::bus_after(bb, p, bus);
-        }
-        let done = bb + self.spec.p.overheads.read_complete;
-        self.st.cyl = w.cyl;
-        self.st.head = w.head;
-        self.st.mech_free = w.t_end;
+        // Served as a full hit is (`read`) where the drive transfers partial hits at once.
+        // DiskSim adds the `Data preparation overhead` on this path to full and partial hits
+        // alike (`disk_read_arrive`); the model leaves it out of both. On the one validated
+        // drive that sets it (the HP C2247A, 0.025 ms) adding it makes its full hits agree with
+        // the drive's on average (0.028 ms too fast before, 0.003 after), but the demerit rises
+        // from 0.099 to 0.100 ms, the model's read misses being too slow after writes.
+        let connected =
+            (cache.partial_hits || pre >= water).then(|| t + self.overhead(DiskOp::Read, true));
+        let (w, done) =
+            self.read_media(from, end - from, pre, water, t, miss_ovh, t_mech, connected);
         self.invalidate_overlaps(from, end, Some(si));
         self.st.tick += 1;
         let size = cache.segment_sectors.max(1) as u64;
@@ -1476,7 +1453,7 @@ impl HddModel {
                     .max(done.saturating_sub(u64::from(cache.segment_sectors.max(1))));
             }
         }
-        if !seg.valid || seg.start > lbn || seg.end <= lbn || seg.end >= end {
+        if !seg.holds_the_start_of(lbn, end) {
             return None;
         }
         let (cyl, head, t_mech) = self.arm_for_miss(t, miss_ovh, false);
