@@ -223,36 +223,35 @@ impl Shared {
         self.wake_loop();
     }
 
-    /// Queues a new request unless shutdown has begun, and gives it back if it has. The flag
+    /// Queues a new request unless shutdown has begun (false then). The flag
     /// is read under the queue's lock, and [`Shared::close`] sets it and queues
     /// [`Msg::Shutdown`] under the same lock: so every request accepted is queued before
     /// `Shutdown`, and the loop, which takes the whole queue at each look, has it in hand
     /// before it can see `Shutdown` and exit. Read outside the lock, a request that passed the
     /// check could be queued after the loop's last look and never be answered.
-    fn push_io(&self, io: NewIo) -> Result<(), NewIo> {
+    fn push_io(&self, io: NewIo) -> bool {
         {
             let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
             if self.closed.load(Ordering::SeqCst) {
-                return Err(io);
+                return false;
             }
             q.push(Msg::Io(io));
         }
         self.wake_loop();
-        Ok(())
+        true
     }
 
     /// Begins the shutdown: refuses new requests from now on and queues `Shutdown` behind the
-    /// ones accepted ([`Shared::push_io`]). False if it had begun already.
-    fn close(&self) -> bool {
+    /// ones accepted ([`Shared::push_io`]); once only.
+    fn close(&self) {
         {
             let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
             if self.closed.swap(true, Ordering::SeqCst) {
-                return false;
+                return;
             }
             q.push(Msg::Shutdown);
         }
         self.wake_loop();
-        true
     }
 
     fn wake_loop(&self) {
@@ -452,9 +451,6 @@ impl Runtime {
                 self.shared.capacity_sectors
             ))));
         }
-        if self.shared.closed.load(Ordering::SeqCst) {
-            return Ticket::ready(Err(IoError::ShuttingDown));
-        }
         // Spin only where the device answers within the spin (an SSD, a page-cache hit): on a
         // disk, whose requests take milliseconds, the waiter goes straight to sleep.
         let recent = self.shared.recent_latency.load(Ordering::Relaxed);
@@ -475,9 +471,10 @@ impl Runtime {
             slot: slot.clone(),
             pushed: self.shared.clock.now(),
         };
-        match self.shared.push_io(io) {
-            Ok(()) => Ticket(slot),
-            Err(_) => Ticket::ready(Err(IoError::ShuttingDown)),
+        if self.shared.push_io(io) {
+            Ticket(slot)
+        } else {
+            Ticket::ready(Err(IoError::ShuttingDown))
         }
     }
 
@@ -895,11 +892,6 @@ impl Loop {
                     if let Some(t) = self.delivered_at.take() {
                         let gap = io.pushed.saturating_sub(t);
                         self.recent_answer = decayed(self.recent_answer, gap, 4);
-                    }
-                    if self.closing {
-                        // Submitted after shutdown began (it raced the closed flag).
-                        io.slot.fulfil(Err(IoError::ShuttingDown));
-                        continue;
                     }
                     if let Device::Emulated { origin, .. } = &self.device {
                         origin.start(now);
