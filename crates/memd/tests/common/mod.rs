@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use antsched_core::Nanos;
 use antsched_mem::record::Observation;
 use antsched_memd::{connect_domain, ObservationSource, ProcSource, SourceError, Stopper};
+use rustix::fs::Advice;
 
 pub const MIB: u64 = 1 << 20;
 
@@ -143,8 +144,8 @@ pub fn hog_helper_main() {
         match words.as_slice() {
             ["cache", path, keep] => {
                 let keep: u64 = keep.parse().unwrap();
-                read_once_without_readahead(path, &mut buf);
-                read_once_without_readahead(path, &mut buf);
+                read_once(path, &mut buf, Advice::Random);
+                read_once(path, &mut buf, Advice::Random);
                 let f = std::fs::File::open(path).unwrap();
                 let len = f.metadata().unwrap().len();
                 rustix::fs::fadvise(
@@ -164,13 +165,13 @@ pub fn hog_helper_main() {
                     left -= n as u64;
                 }
             }
-            ["read", path] => read_once(path, &mut buf),
+            ["read", path] => read_once(path, &mut buf, Advice::Normal),
             ["reread", path] => {
                 let path = path.to_string();
                 std::thread::spawn(move || {
                     let mut buf = vec![0u8; 1 << 20];
                     loop {
-                        read_once(&path, &mut buf);
+                        read_once(&path, &mut buf, Advice::Normal);
                     }
                 });
             }
@@ -232,19 +233,15 @@ pub fn hog_helper_main() {
     std::process::exit(0);
 }
 
-fn read_once(path: &str, buf: &mut [u8]) {
+/// Reads the file at `path` through `buf` once, with `advice` for the kernel's read-ahead.
+/// The streaming hog of a small group reads with `Advice::Random` (read-ahead off, no more
+/// than one read of `buf` in flight): machines of this kind set `read_ahead_kb` to 8192, a
+/// window as large as the PSI test's 8 MB group, whose pages under I/O cannot be reclaimed,
+/// and a slab allocation in the group then OOM-killed the hog (seen on CI: "the helper did
+/// not answer").
+fn read_once(path: &str, buf: &mut [u8], advice: Advice) {
     let mut f = std::fs::File::open(path).unwrap();
-    while f.read(buf).unwrap() > 0 {}
-}
-
-/// [`read_once`] with the kernel's read-ahead off for this file (`POSIX_FADV_RANDOM`), so that
-/// no more than one read of `buf` is in flight. The streaming hog of a small group needs it:
-/// machines of this kind set `read_ahead_kb` to 8192, a window as large as the PSI test's
-/// 8 MB group, whose pages under I/O cannot be reclaimed, and a slab allocation in the group
-/// then OOM-killed the hog (seen on CI: "the helper did not answer").
-fn read_once_without_readahead(path: &str, buf: &mut [u8]) {
-    let mut f = std::fs::File::open(path).unwrap();
-    rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::Random).unwrap();
+    rustix::fs::fadvise(&f, 0, None, advice).unwrap();
     while f.read(buf).unwrap() > 0 {}
 }
 
