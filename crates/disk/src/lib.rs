@@ -189,12 +189,14 @@ pub trait DeviceModel: Send {
     fn positioning_time(&self, req: &DiskRequest, start: Nanos) -> Nanos;
 
     /// The positioning of the media work `req` causes, started at `start` from the current
-    /// state: what a scheduler should weigh it by. It differs from [`positioning_time`] only
-    /// for a write the drive's write-back cache takes: that write is reported done at once,
-    /// but its media work is only deferred, and the next request that needs the mechanism
-    /// waits for it. Priced at its report time, every such write looks free, a scheduler
+    /// state: what a scheduler should weigh it by. It differs from [`positioning_time`] in
+    /// two ways. A write the drive's write-back cache takes is priced by the media write it
+    /// defers: it is reported done at once, but the next request that needs the mechanism
+    /// waits for it, and priced at its report every such write looks free, a scheduler
     /// interleaves it with reads elsewhere, and each of those reads pays the destage's round
-    /// trip. No state change.
+    /// trip. And work the mechanism has already taken (a destage, the read-ahead's last
+    /// sector) is charged to no request, since it is done whatever is chosen next. No state
+    /// change.
     ///
     /// [`positioning_time`]: DeviceModel::positioning_time
     fn media_positioning_time(&self, req: &DiskRequest, start: Nanos) -> Nanos {
