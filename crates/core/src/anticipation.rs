@@ -509,12 +509,24 @@ impl<P: Policy, H: Heuristic<P>> Scheduler for Anticipatory<P, H> {
         if req.drives_anticipation() {
             c.queued_driving += 1;
         }
+        let mut chain_did_not_go_on = false;
         if let Some(w) = self.wait.as_mut() {
             if (w.context == req.context && req.drives_anticipation())
                 || continued == Some(w.context)
             {
                 w.answered = true;
+                // A wait for a chain answered by the context itself, not by a successor:
+                // its own statistics had said it was not worth waiting for, and no member
+                // came. The chain did not go on, as when such a wait times out. Left
+                // unsaid, a chain whose statistics came from a few successors early in a
+                // run kept promising one: a random reader thinking 10 ms (past half the
+                // think cap, so each of its completions may end a chain's member) was
+                // waited for at its completions, though its own statistics said no.
+                chain_did_not_go_on = w.chain && continued.is_none();
             }
+        }
+        if chain_did_not_go_on {
+            self.break_chain();
         }
         self.policy.enqueue(req, now);
     }

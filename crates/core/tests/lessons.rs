@@ -289,3 +289,86 @@ fn shares_by_disk_time_or_bytes_keep_the_readers_sequential() {
         assert!(switched < 3000 / 20, "share={share}: {switched} switches");
     }
 }
+
+/// A chain's promise is checked against what answers it: a reader thinking 10 ms (past half
+/// the think cap, so each of its completions may end a chain's member) whose requests jump
+/// back and forth across the disk is not worth waiting for by its own statistics, and a chain
+/// seen once (a successor 1 ms after its member, where the member left off) must not make the
+/// core wait for it at every completion. A chain wait that the reader itself answers is a
+/// chain that did not go on, as a timeout is: the waits stop after the first few.
+#[test]
+fn a_chain_wait_answered_by_its_own_member_is_a_chain_that_did_not_go_on() {
+    use common::Driver;
+    let service = 5 * MS;
+    let mut s = build("as-sptf:estimator=seek,chains=1", &BuildEnv::default()).unwrap();
+    let mut d = Driver::new(&mut *s);
+    // The chain seen once: a short-lived process reads and exits, and another reads on from
+    // where it left off 1 ms later.
+    let first = d.request(10, 10, 0, 128);
+    d.submit(first);
+    d.dispatch_one(service).unwrap();
+    d.finish().unwrap();
+    let done = d.now;
+    d.now += 200 * US;
+    d.s.context_exited(ContextId(10), d.now);
+    d.now = done + MS;
+    let successor = d.request(11, 11, 128, 128);
+    d.submit(successor);
+    assert_eq!(d.dispatch_one(service).unwrap().context, ContextId(11));
+    d.finish().unwrap();
+    d.now += 200 * US;
+    d.s.context_exited(ContextId(11), d.now);
+    // The thinker alternates between 1,000,000 and 21,000,000 (20 ms apart with this
+    // estimator); a stream reads halfway between, 10 ms from either, one read after each of
+    // the thinker's completions.
+    let mut stream_at = 11_000_000;
+    let mut stream_queued = false;
+    let mut waited = Vec::new();
+    for round in 0..20u64 {
+        let r = d.request(1, 1, 1_000_000 + (round % 2) * 20_000_000, 16);
+        d.submit(r);
+        loop {
+            // A wait may hold the queued requests back until its timeout.
+            let r = loop {
+                if let Some(r) = d.dispatch_one(service) {
+                    break r;
+                }
+                d.now = d.s.poll_timeout().expect("a wait holds the queue back");
+            };
+            if r.context == ContextId(1) {
+                // The stream's next read arrives while the thinker's is served, so that it
+                // is queued when the thinker's completes.
+                if !stream_queued {
+                    let next = d.request(0, 0, stream_at, 128);
+                    stream_at += 128;
+                    d.submit(next);
+                    stream_queued = true;
+                }
+                d.finish().unwrap();
+                break;
+            }
+            d.finish().unwrap();
+            stream_queued = false;
+        }
+        // The thinker's completion: does the core wait, rather than serve the stream?
+        let completed = d.now;
+        let before = d.s.anticipation().waits;
+        match d.s.poll_dispatch(d.now) {
+            Some(r) => {
+                assert_eq!(r.context, ContextId(0));
+                d.busy = Some((r, d.now + service));
+                d.head = r.end();
+                d.finish().unwrap();
+                stream_queued = false;
+                waited.push(false);
+            }
+            None => waited.push(d.s.anticipation().waits > before),
+        }
+        d.now = completed + 10 * MS;
+    }
+    let waits = waited.iter().filter(|&&w| w).count();
+    assert!(
+        waits <= 3,
+        "waited for the thinker at {waits} of its 20 completions: {waited:?}"
+    );
+}
