@@ -44,6 +44,14 @@
 //!   every SOSP experiment, nothing changes; the contexts that have their share keep the
 //!   whole grace, so the streams still switch rarely among themselves.
 //!
+//! - **Lower first among adjacent requests.** A request that starts where another pending
+//!   one ends waits for it ([`AgedQueue`]'s followers): SPTF that prices the rotation would
+//!   otherwise serve the second of a stream's two read-ahead requests first and leave the
+//!   first a rotation behind, where it ages until its credit takes the disk back for it
+//!   alone. Among sixteen sequential readers that turned most visits into two requests: 16.36
+//!   MB/s with the worst reader at 0.32, where Linux AS gives 18.40 and 0.96; with the rule
+//!   17.52 and 0.66.
+//!
 //! Asynchronous writes are never waited for: the anticipation core dispatches one at once
 //! (Appendix I), so a write batch costs the reader at most the batch.
 
@@ -303,6 +311,27 @@ mod tests {
             DEFAULT_WRITE_BATCH_EXPIRE,
             DEFAULT_READ_BATCH_EXPIRE,
         )
+    }
+
+    /// Of two adjacent requests, the lower goes first, though the head is nearer the higher:
+    /// the higher follows it with no positioning, where served first it would leave the lower
+    /// a rotation behind (the sixteen readers' left-behind read-ahead requests).
+    #[test]
+    fn a_follower_waits_for_the_request_it_follows() {
+        let mut p = policy();
+        let lower = req(1, 1, 1_000, 0);
+        let higher = req(2, 1, lower.end(), 0);
+        p.enqueue(lower, 0);
+        p.enqueue(higher, 0);
+        // A stranger nearer than the lower one, farther than the higher one.
+        p.enqueue(req(3, 2, 1_150, 0), 0);
+        let est = head_at(lower.end() - 10);
+        assert_eq!(p.choose(&est, MS).unwrap().id, RequestId(3));
+        p.dispatch(RequestId(3), MS).unwrap();
+        assert_eq!(p.choose(&est, MS).unwrap().id, RequestId(1));
+        p.dispatch(RequestId(1), MS).unwrap();
+        // Once the lower one has gone, the higher one is an ordinary request again.
+        assert_eq!(p.choose(&est, MS).unwrap().id, RequestId(2));
     }
 
     /// A read far away goes before write-back at the head, and the writes go when no read
