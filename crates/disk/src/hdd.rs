@@ -666,14 +666,40 @@ impl HddModel {
     /// and by track ([`HddModel::located`]); the same answer as [`HddModel::place_of`].
     #[inline]
     fn place(&self, lbn: u64) -> Place {
-        let slot = &self.places[place_slot(lbn)];
-        let (key, place) = slot.get();
+        let (key, place) = self.places[place_slot(lbn)].get();
         if key == lbn {
             return place;
         }
+        self.place_missed(lbn)
+    }
+
+    /// [`HddModel::place`] for an LBN not in its slot. Out of line: three questions in four
+    /// find their slot, and the hit is then a few instructions where the miss's track memo
+    /// and layout arithmetic would make every call save and restore registers.
+    #[inline(never)]
+    fn place_missed(&self, lbn: u64) -> Place {
         let place = self.place_on_track(lbn);
-        slot.set((lbn, place));
+        self.places[place_slot(lbn)].set((lbn, place));
         place
+    }
+
+    /// Puts the track of `lbn` in the track memo ([`HddModel::located`]) if it is not there.
+    /// A request being served is about to be followed by questions about the blocks after it
+    /// (its read-ahead starts at its end), on its track; but it was first located when the
+    /// scheduler asked about it, several decisions ago, and the candidates asked about since
+    /// have pushed its track out of the memo.
+    fn remember_track(&self, lbn: u64) {
+        let known = self
+            .located
+            .borrow()
+            .iter()
+            .any(|&(first, place)| lbn >= first && lbn - first < u64::from(place.loc.run));
+        if !known {
+            let place = self.place(lbn);
+            let i = self.located_next.get();
+            self.located.borrow_mut()[i] = (lbn, place);
+            self.located_next.set((i + 1) % 4);
+        }
     }
 
     /// [`HddModel::place_of`] from the last few tracks located, else from the layout.
@@ -959,7 +985,15 @@ impl HddModel {
     /// Segment holding `lbn` (readable), with the prefetch's progress at `t` counted.
     fn find_seg(&self, lbn: u64, pf_seg: Option<(usize, u64)>) -> Option<(usize, u64)> {
         let rw = self.spec.p.cache.read_hits_on_write_data;
-        let (pi, pe) = pf_seg.unwrap_or((usize::MAX, 0));
+        let Some((pi, pe)) = pf_seg else {
+            // No read-ahead to count (the question of nearly every candidate, which lies
+            // away from it): each segment as it stands, without the read-ahead's case.
+            let i = self
+                .segs
+                .iter()
+                .position(|s| s.valid & (rw | !s.write) & (lbn >= s.start) & (lbn < s.end))?;
+            return Some((i, self.segs[i].end));
+        };
         // Every candidate of a decision looks through every segment, and most find nothing:
         // the tests are combined with `&`, not `&&`, so that a segment costs one branch.
         for (i, s) in self.segs.iter().enumerate() {
@@ -1238,6 +1272,7 @@ impl HddModel {
         }
         // Miss.
         let ovh = self.overhead(DiskOp::Read, false);
+        self.remember_track(lbn);
         self.abort_prefetch(t + ovh);
         let t_mech = (t + ovh).max(self.st.mech_free);
         let water = Self::read_water_mark(&cache, n);
