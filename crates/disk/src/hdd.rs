@@ -1222,7 +1222,15 @@ impl HddModel {
         let bus = self.spec.p.bus_ms_per_sector;
         let end = lbn + n;
         let pf = self.st.prefetch;
-        let pf_state = pf.map(|p| (p, self.prefetch_at(&p, t)));
+        // How far the read-ahead has got only matters to a request that may fall in what it
+        // reads, as `positioning_ms` finds; a request elsewhere finds the same segments
+        // whatever the answer, and only a full hit asks (below) whether it is still running.
+        let pf_state = pf
+            .filter(|p| {
+                let s = &self.segs[p.seg];
+                lbn >= s.start && lbn < p.limit.max(s.end)
+            })
+            .map(|p| (p, self.prefetch_at(&p, t)));
         let pf_seg = pf_state.map(|(p, s)| (p.seg, s.0));
         let mut partial = None;
         if cache.enabled {
@@ -1234,7 +1242,8 @@ impl HddModel {
                     self.st.tick += 1;
                     self.segs[si].lru = self.st.tick;
                     self.consume(si, end);
-                    if cache.read_ahead_on_idle_hit && pf_state.is_none_or(|(_, s)| !s.4) {
+                    if cache.read_ahead_on_idle_hit && pf.is_none_or(|p| !self.prefetch_at(&p, t).4)
+                    {
                         self.read_ahead_after_hit(si, lbn, end, t + ovh);
                     }
                     return (
