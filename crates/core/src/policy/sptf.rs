@@ -44,7 +44,8 @@ const FEW: usize = 32;
 
 #[derive(Debug)]
 enum Pending {
-    /// In arrival order (a dispatch moves the last into the gap).
+    /// By age: (issue time, id), the order requests arrive in, so that an arrival is a
+    /// push and the oldest (which Aged-SPTF asks for at every decision) is the first.
     Few(Vec<Request>),
     Many(Indexed),
 }
@@ -68,6 +69,11 @@ impl Indexed {
     }
 }
 
+/// The order of [`Pending::Few`] and of [`Indexed::by_age`].
+fn age(r: &Request) -> (Nanos, RequestId) {
+    (r.issued, r.id)
+}
+
 impl Default for Sptf {
     fn default() -> Self {
         Self {
@@ -86,7 +92,7 @@ impl Sptf {
         match &mut self.pending {
             Pending::Few(v) => {
                 let i = v.iter().position(|r| r.id == id)?;
-                Some(v.swap_remove(i))
+                Some(v.remove(i))
             }
             Pending::Many(m) => {
                 let sector = m.sector_of.remove(&id)?;
@@ -95,7 +101,9 @@ impl Sptf {
                     m.by_age.remove(&(req.issued, req.id));
                 }
                 if m.sector_of.len() <= FEW / 2 {
-                    let few = std::mem::take(&mut m.by_sector).into_values().collect();
+                    let mut few: Vec<Request> =
+                        std::mem::take(&mut m.by_sector).into_values().collect();
+                    few.sort_unstable_by_key(age);
                     self.pending = Pending::Few(few);
                 }
                 Some(req)
@@ -116,7 +124,7 @@ impl Sptf {
     /// (issue time, id) of the oldest pending request: the least, ties to the lowest id.
     fn oldest(&self) -> Option<(Nanos, RequestId)> {
         match &self.pending {
-            Pending::Few(v) => v.iter().map(|r| (r.issued, r.id)).min(),
+            Pending::Few(v) => v.first().map(age),
             Pending::Many(m) if self.by_age => m.by_age.first().copied(),
             Pending::Many(m) => m.by_sector.values().map(|r| (r.issued, r.id)).min(),
         }
@@ -148,7 +156,14 @@ pub(crate) fn outward(
 impl Policy for Sptf {
     fn enqueue(&mut self, req: Request, _now: Nanos) {
         match &mut self.pending {
-            Pending::Few(v) if v.len() < FEW => v.push(req),
+            Pending::Few(v) if v.len() < FEW => {
+                if v.last().is_none_or(|last| age(last) < age(&req)) {
+                    v.push(req);
+                } else {
+                    let i = v.partition_point(|r| age(r) < age(&req));
+                    v.insert(i, req);
+                }
+            }
             Pending::Few(v) => {
                 let mut m = Indexed::default();
                 for r in v.drain(..) {
