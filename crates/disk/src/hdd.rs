@@ -347,7 +347,21 @@ pub struct HddModel {
     /// work it out. Every candidate of a decision asks at the same time, and all but the first
     /// find the answer here.
     miss_start: Cell<MissStart>,
+    /// Where the segments hold data a read may hit, for positioning questions: (the
+    /// [`HddModel::generation`] it holds for, a bit per [`REGION_SECTORS`]-sector region of
+    /// the disk modulo 64, set where a readable segment reaches into the region). Every
+    /// candidate of every decision looks through every segment, and nearly all find nothing:
+    /// a clear bit says so at once. The segments change only when a request is submitted, so
+    /// the bits are worked out once per generation, by its second question: a scheduler that
+    /// asks one question per decision (about the request it dispatches) would pay more for
+    /// them than they save. `None`: the generation has had one question, the bits are not
+    /// worked out.
+    readable_regions: Cell<(u64, Option<u64>)>,
 }
+
+/// Sectors per region of [`HddModel::readable_regions`] (2 MB): larger than a segment, so
+/// that one reaches into two regions at most.
+const REGION_SECTORS: u64 = 4096;
 
 /// [`HddModel::arm_for_miss`]'s last answer, and the question it answers.
 #[derive(Clone, Copy, Debug)]
@@ -564,6 +578,7 @@ impl HddModel {
             places: Box::new(std::array::from_fn(|_| Cell::new((u64::MAX, Place::NONE)))),
             generation: 0,
             miss_start: Cell::new(MissStart::NONE),
+            readable_regions: Cell::new((u64::MAX, None)),
             spec: Arc::new(Spec {
                 name: name.into(),
                 layout,
@@ -655,6 +670,7 @@ impl HddModel {
         w.pieces.clear();
         w.asked = NOT_ASKED;
         self.miss_start.set(MissStart::NONE);
+        self.readable_regions.set((u64::MAX, None));
     }
 
     /// [`Layout::locate`].
@@ -1013,6 +1029,42 @@ impl HddModel {
             }
         }
         None
+    }
+
+    /// Whether a readable segment may hold `lbn`: false only if none does, as
+    /// [`HddModel::find_seg`] without a read-ahead would find ([`HddModel::readable_regions`]).
+    /// Only for positioning questions: a submit changes the segments after its generation has
+    /// begun.
+    fn may_hold(&self, lbn: u64) -> bool {
+        let bits = match self.readable_regions.get() {
+            (generation, Some(bits)) if generation == self.generation => bits,
+            (generation, None) if generation == self.generation => self.readable_bits(),
+            _ => {
+                self.readable_regions.set((self.generation, None));
+                return true;
+            }
+        };
+        bits & (1 << (lbn / REGION_SECTORS % 64)) != 0
+    }
+
+    /// Works out [`HddModel::readable_regions`] for this generation.
+    fn readable_bits(&self) -> u64 {
+        let rw = self.spec.p.cache.read_hits_on_write_data;
+        let mut bits = 0;
+        for s in &self.segs {
+            if s.valid && (rw || !s.write) && s.start < s.end {
+                let (first, last) = (s.start / REGION_SECTORS, (s.end - 1) / REGION_SECTORS);
+                if last - first >= 63 {
+                    bits = u64::MAX;
+                } else {
+                    for r in first..=last {
+                        bits |= 1 << (r % 64);
+                    }
+                }
+            }
+        }
+        self.readable_regions.set((self.generation, Some(bits)));
+        bits
     }
 
     fn lru_seg(&self, for_write: bool) -> usize {
@@ -1840,8 +1892,12 @@ impl HddModel {
             return wait + self.overhead(DiskOp::Write, hit);
         }
         if !write && cache.enabled {
-            let pf_seg = pf_state.map(|(p, s)| (p.seg, s.0));
-            if let Some((si, seg_end)) = self.find_seg(lbn, pf_seg) {
+            let found = match pf_state {
+                Some((p, s)) => self.find_seg(lbn, Some((p.seg, s.0))),
+                None if self.may_hold(lbn) => self.find_seg(lbn, None),
+                None => None,
+            };
+            if let Some((si, seg_end)) = found {
                 if end <= seg_end {
                     return self.overhead(DiskOp::Read, true);
                 }
