@@ -270,6 +270,10 @@ struct Spec {
     layout: Layout,
     p: HddParams,
     period: f64,
+    /// A head switch outside a sequential transfer: the new head lands cold and settles as
+    /// after a short seek (`head_switch_ms.max(head_switch_random_ms)`, worked out once: every
+    /// positioning question that switches heads asks for it).
+    cold_switch_ms: f64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -541,6 +545,7 @@ impl HddModel {
     /// Builds a drive from its layout and parameters.
     pub fn new(name: impl Into<String>, layout: Layout, params: HddParams) -> HddModel {
         let period = 60_000.0 / params.rpm;
+        let cold_switch_ms = params.head_switch_ms.max(params.head_switch_random_ms);
         let nsegs = if params.cache.enabled {
             params.cache.segments.max(1) as usize
         } else {
@@ -584,6 +589,7 @@ impl HddModel {
                 layout,
                 p: params,
                 period,
+                cold_switch_ms,
             }),
             st: State {
                 cyl: 0,
@@ -759,13 +765,15 @@ impl HddModel {
     fn seek_ms(&self, c0: u32, h0: u32, c1: u32, h1: u32, write: bool, streaming: bool) -> f64 {
         let p = &self.spec.p;
         let mut s = p.seek.time_ms(c0.abs_diff(c1));
-        let hs = if streaming {
-            p.head_switch_ms
-        } else {
-            p.head_switch_ms.max(p.head_switch_random_ms)
-        };
-        if h0 != h1 && hs > s {
-            s = hs;
+        if h0 != h1 {
+            let hs = if streaming {
+                p.head_switch_ms
+            } else {
+                self.spec.cold_switch_ms
+            };
+            if hs > s {
+                s = hs;
+            }
         }
 
         // The settle is what a write's positioning takes beyond a read's. DIXtrac measures it
