@@ -361,6 +361,8 @@ pub struct HddModel {
     /// them than they save. `None`: the generation has had one question, the bits are not
     /// worked out.
     readable_regions: Cell<(u64, Option<u64>)>,
+    /// Scratch for [`HddModel::read_media`]'s runs, kept to reuse its allocation.
+    media_pieces: Vec<Piece>,
 }
 
 /// Sectors per region of [`HddModel::readable_regions`] (2 MB): larger than a segment, so
@@ -584,6 +586,7 @@ impl HddModel {
             generation: 0,
             miss_start: Cell::new(MissStart::NONE),
             readable_regions: Cell::new((u64::MAX, None)),
+            media_pieces: Vec::new(),
             spec: Arc::new(Spec {
                 name: name.into(),
                 layout,
@@ -1403,11 +1406,9 @@ impl HddModel {
         connected: Option<f64>,
     ) -> (WalkEnd, f64) {
         let bus = self.spec.p.bus_ms_per_sector;
-        // The runs read, for the bus pipeline: on the stack for the few tracks a request
-        // spans, on the heap past sixteen (`Vec::new` allocates only when pushed to).
-        let mut pieces: [Option<Piece>; 16] = [None; 16];
-        let mut np = 0usize;
-        let mut more: Vec<Piece> = Vec::new();
+        // The runs read, for the bus pipeline, in the model's scratch vector.
+        let mut pieces = std::mem::take(&mut self.media_pieces);
+        pieces.clear();
         let w = self.walk(
             self.st.cyl,
             self.st.head,
@@ -1418,23 +1419,17 @@ impl HddModel {
             self.spec.p.cache.immediate_read,
             f64::NEG_INFINITY,
             |p| {
-                if np < pieces.len() {
-                    pieces[np] = Some(*p);
-                    np += 1;
-                } else {
-                    more.push(*p);
-                }
+                pieces.push(*p);
                 true
             },
         );
-        let pieces = || pieces.iter().take(np).flatten().chain(more.iter());
         let start = match connected {
             Some(c) => c,
             None => {
                 // The bus cannot start before `water` sectors are buffered.
                 let mut gate = t + ovh;
                 let mut seen = pre;
-                for p in pieces() {
+                for p in &pieces {
                     if seen >= water {
                         break;
                     }
@@ -1457,9 +1452,10 @@ impl HddModel {
         // Pipeline from the start: the cached blocks first, then each sector as it is
         // buffered and the bus has sent the one before.
         let mut bb = start + pre as f64 * bus;
-        for p in pieces() {
+        for p in &pieces {
             bb = Self::bus_after(bb, p, bus);
         }
+        self.media_pieces = pieces;
         self.st.cyl = w.cyl;
         self.st.head = w.head;
         self.st.mech_free = w.t_end;
