@@ -10,7 +10,7 @@
 //! - **seek distance only** ([`SeekDistanceEstimator`]): the distance in sectors read as
 //!   nanoseconds, a linear stand-in for a seek curve, like Linux AS's sector arithmetic.
 
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::fmt;
 use std::path::Path;
 
@@ -64,9 +64,14 @@ pub struct Memo {
     inner: Box<dyn PositionEstimator>,
     /// `inner.costly()`: a cheap estimator is asked every time.
     costly: bool,
-    /// The instant and the answers given at it. Only the first few requests asked about are
+    /// The instant the answers were given at.
+    at: Cell<Nanos>,
+    /// The answers given at it, the first `len`. Only the first few requests asked about are
     /// kept: the repeats are about the candidate, and a pool of thousands is scanned once.
-    at: RefCell<(Nanos, Vec<(RequestId, Nanos)>)>,
+    /// In cells rather than a vector behind a `RefCell`: every question of every decision
+    /// comes here first, and most are answered here.
+    answers: [Cell<(RequestId, Nanos)>; MEMO_SIZE],
+    len: Cell<usize>,
 }
 
 /// Answers kept per instant.
@@ -77,7 +82,9 @@ impl Memo {
         Self {
             costly: inner.costly(),
             inner,
-            at: RefCell::new((0, Vec::with_capacity(MEMO_SIZE))),
+            at: Cell::new(0),
+            answers: std::array::from_fn(|_| Cell::new((RequestId(0), 0))),
+            len: Cell::new(0),
         }
     }
 }
@@ -95,23 +102,27 @@ impl PositionEstimator for Memo {
         if !self.costly {
             return self.inner.positioning_time(req, now);
         }
-        let mut at = self.at.borrow_mut();
-        if at.0 != now {
-            at.0 = now;
-            at.1.clear();
+        if self.at.get() != now {
+            self.at.set(now);
+            self.len.set(0);
         }
-        if let Some(&(_, t)) = at.1.iter().find(|(id, _)| *id == req.id) {
-            return t;
+        let len = self.len.get();
+        for a in &self.answers[..len] {
+            let (id, t) = a.get();
+            if id == req.id {
+                return t;
+            }
         }
         let t = self.inner.positioning_time(req, now);
-        if at.1.len() < MEMO_SIZE {
-            at.1.push((req.id, t));
+        if len < MEMO_SIZE {
+            self.answers[len].set((req.id, t));
+            self.len.set(len + 1);
         }
         t
     }
 
     fn dispatched(&mut self, req: &Request, now: Nanos) {
-        self.at.get_mut().1.clear();
+        self.len.set(0);
         self.inner.dispatched(req, now);
     }
 

@@ -270,6 +270,10 @@ struct Spec {
     layout: Layout,
     p: HddParams,
     period: f64,
+    /// A head switch outside a sequential transfer: the new head lands cold and settles as
+    /// after a short seek (`head_switch_ms.max(head_switch_random_ms)`, worked out once: every
+    /// positioning question that switches heads asks for it).
+    cold_switch_ms: f64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -347,7 +351,23 @@ pub struct HddModel {
     /// work it out. Every candidate of a decision asks at the same time, and all but the first
     /// find the answer here.
     miss_start: Cell<MissStart>,
+    /// Where the segments hold data a read may hit, for positioning questions: (the
+    /// [`HddModel::generation`] it holds for, a bit per [`REGION_SECTORS`]-sector region of
+    /// the disk modulo 64, set where a readable segment reaches into the region). Every
+    /// candidate of every decision looks through every segment, and nearly all find nothing:
+    /// a clear bit says so at once. The segments change only when a request is submitted, so
+    /// the bits are worked out once per generation, by its second question: a scheduler that
+    /// asks one question per decision (about the request it dispatches) would pay more for
+    /// them than they save. `None`: the generation has had one question, the bits are not
+    /// worked out.
+    readable_regions: Cell<(u64, Option<u64>)>,
+    /// Scratch for [`HddModel::read_media`]'s runs, kept to reuse its allocation.
+    media_pieces: Vec<Piece>,
 }
+
+/// Sectors per region of [`HddModel::readable_regions`] (2 MB): larger than a segment, so
+/// that one reaches into two regions at most.
+const REGION_SECTORS: u64 = 4096;
 
 /// [`HddModel::arm_for_miss`]'s last answer, and the question it answers.
 #[derive(Clone, Copy, Debug)]
@@ -527,6 +547,7 @@ impl HddModel {
     /// Builds a drive from its layout and parameters.
     pub fn new(name: impl Into<String>, layout: Layout, params: HddParams) -> HddModel {
         let period = 60_000.0 / params.rpm;
+        let cold_switch_ms = params.head_switch_ms.max(params.head_switch_random_ms);
         let nsegs = if params.cache.enabled {
             params.cache.segments.max(1) as usize
         } else {
@@ -564,11 +585,14 @@ impl HddModel {
             places: Box::new(std::array::from_fn(|_| Cell::new((u64::MAX, Place::NONE)))),
             generation: 0,
             miss_start: Cell::new(MissStart::NONE),
+            readable_regions: Cell::new((u64::MAX, None)),
+            media_pieces: Vec::new(),
             spec: Arc::new(Spec {
                 name: name.into(),
                 layout,
                 p: params,
                 period,
+                cold_switch_ms,
             }),
             st: State {
                 cyl: 0,
@@ -655,6 +679,7 @@ impl HddModel {
         w.pieces.clear();
         w.asked = NOT_ASKED;
         self.miss_start.set(MissStart::NONE);
+        self.readable_regions.set((u64::MAX, None));
     }
 
     /// [`Layout::locate`].
@@ -666,14 +691,40 @@ impl HddModel {
     /// and by track ([`HddModel::located`]); the same answer as [`HddModel::place_of`].
     #[inline]
     fn place(&self, lbn: u64) -> Place {
-        let slot = &self.places[place_slot(lbn)];
-        let (key, place) = slot.get();
+        let (key, place) = self.places[place_slot(lbn)].get();
         if key == lbn {
             return place;
         }
+        self.place_missed(lbn)
+    }
+
+    /// [`HddModel::place`] for an LBN not in its slot. Out of line: three questions in four
+    /// find their slot, and the hit is then a few instructions where the miss's track memo
+    /// and layout arithmetic would make every call save and restore registers.
+    #[inline(never)]
+    fn place_missed(&self, lbn: u64) -> Place {
         let place = self.place_on_track(lbn);
-        slot.set((lbn, place));
+        self.places[place_slot(lbn)].set((lbn, place));
         place
+    }
+
+    /// Puts the track of `lbn` in the track memo ([`HddModel::located`]) if it is not there.
+    /// A request being served is about to be followed by questions about the blocks after it
+    /// (its read-ahead starts at its end), on its track; but it was first located when the
+    /// scheduler asked about it, several decisions ago, and the candidates asked about since
+    /// have pushed its track out of the memo.
+    fn remember_track(&self, lbn: u64) {
+        let known = self
+            .located
+            .borrow()
+            .iter()
+            .any(|&(first, place)| lbn >= first && lbn - first < u64::from(place.loc.run));
+        if !known {
+            let place = self.place(lbn);
+            let i = self.located_next.get();
+            self.located.borrow_mut()[i] = (lbn, place);
+            self.located_next.set((i + 1) % 4);
+        }
     }
 
     /// [`HddModel::place_of`] from the last few tracks located, else from the layout.
@@ -717,13 +768,15 @@ impl HddModel {
     fn seek_ms(&self, c0: u32, h0: u32, c1: u32, h1: u32, write: bool, streaming: bool) -> f64 {
         let p = &self.spec.p;
         let mut s = p.seek.time_ms(c0.abs_diff(c1));
-        let hs = if streaming {
-            p.head_switch_ms
-        } else {
-            p.head_switch_ms.max(p.head_switch_random_ms)
-        };
-        if h0 != h1 && hs > s {
-            s = hs;
+        if h0 != h1 {
+            let hs = if streaming {
+                p.head_switch_ms
+            } else {
+                self.spec.cold_switch_ms
+            };
+            if hs > s {
+                s = hs;
+            }
         }
 
         // The settle is what a write's positioning takes beyond a read's. DIXtrac measures it
@@ -959,7 +1012,15 @@ impl HddModel {
     /// Segment holding `lbn` (readable), with the prefetch's progress at `t` counted.
     fn find_seg(&self, lbn: u64, pf_seg: Option<(usize, u64)>) -> Option<(usize, u64)> {
         let rw = self.spec.p.cache.read_hits_on_write_data;
-        let (pi, pe) = pf_seg.unwrap_or((usize::MAX, 0));
+        let Some((pi, pe)) = pf_seg else {
+            // No read-ahead to count (the question of nearly every candidate, which lies
+            // away from it): each segment as it stands, without the read-ahead's case.
+            let i = self
+                .segs
+                .iter()
+                .position(|s| s.valid & (rw | !s.write) & (lbn >= s.start) & (lbn < s.end))?;
+            return Some((i, self.segs[i].end));
+        };
         // Every candidate of a decision looks through every segment, and most find nothing:
         // the tests are combined with `&`, not `&&`, so that a segment costs one branch.
         for (i, s) in self.segs.iter().enumerate() {
@@ -979,6 +1040,42 @@ impl HddModel {
             }
         }
         None
+    }
+
+    /// Whether a readable segment may hold `lbn`: false only if none does, as
+    /// [`HddModel::find_seg`] without a read-ahead would find ([`HddModel::readable_regions`]).
+    /// Only for positioning questions: a submit changes the segments after its generation has
+    /// begun.
+    fn may_hold(&self, lbn: u64) -> bool {
+        let bits = match self.readable_regions.get() {
+            (generation, Some(bits)) if generation == self.generation => bits,
+            (generation, None) if generation == self.generation => self.readable_bits(),
+            _ => {
+                self.readable_regions.set((self.generation, None));
+                return true;
+            }
+        };
+        bits & (1 << (lbn / REGION_SECTORS % 64)) != 0
+    }
+
+    /// Works out [`HddModel::readable_regions`] for this generation.
+    fn readable_bits(&self) -> u64 {
+        let rw = self.spec.p.cache.read_hits_on_write_data;
+        let mut bits = 0;
+        for s in &self.segs {
+            if s.valid && (rw || !s.write) && s.start < s.end {
+                let (first, last) = (s.start / REGION_SECTORS, (s.end - 1) / REGION_SECTORS);
+                if last - first >= 63 {
+                    bits = u64::MAX;
+                } else {
+                    for r in first..=last {
+                        bits |= 1 << (r % 64);
+                    }
+                }
+            }
+        }
+        self.readable_regions.set((self.generation, Some(bits)));
+        bits
     }
 
     fn lru_seg(&self, for_write: bool) -> usize {
@@ -1188,7 +1285,15 @@ impl HddModel {
         let bus = self.spec.p.bus_ms_per_sector;
         let end = lbn + n;
         let pf = self.st.prefetch;
-        let pf_state = pf.map(|p| (p, self.prefetch_at(&p, t)));
+        // How far the read-ahead has got only matters to a request that may fall in what it
+        // reads, as `positioning_ms` finds; a request elsewhere finds the same segments
+        // whatever the answer, and only a full hit asks (below) whether it is still running.
+        let pf_state = pf
+            .filter(|p| {
+                let s = &self.segs[p.seg];
+                lbn >= s.start && lbn < p.limit.max(s.end)
+            })
+            .map(|p| (p, self.prefetch_at(&p, t)));
         let pf_seg = pf_state.map(|(p, s)| (p.seg, s.0));
         let mut partial = None;
         if cache.enabled {
@@ -1200,7 +1305,8 @@ impl HddModel {
                     self.st.tick += 1;
                     self.segs[si].lru = self.st.tick;
                     self.consume(si, end);
-                    if cache.read_ahead_on_idle_hit && pf_state.is_none_or(|(_, s)| !s.4) {
+                    if cache.read_ahead_on_idle_hit && pf.is_none_or(|p| !self.prefetch_at(&p, t).4)
+                    {
                         self.read_ahead_after_hit(si, lbn, end, t + ovh);
                     }
                     return (
@@ -1238,6 +1344,7 @@ impl HddModel {
         }
         // Miss.
         let ovh = self.overhead(DiskOp::Read, false);
+        self.remember_track(lbn);
         self.abort_prefetch(t + ovh);
         let t_mech = (t + ovh).max(self.st.mech_free);
         let water = Self::read_water_mark(&cache, n);
@@ -1299,11 +1406,9 @@ impl HddModel {
         connected: Option<f64>,
     ) -> (WalkEnd, f64) {
         let bus = self.spec.p.bus_ms_per_sector;
-        // The runs read, for the bus pipeline: on the stack for the few tracks a request
-        // spans, on the heap past sixteen (`Vec::new` allocates only when pushed to).
-        let mut pieces: [Option<Piece>; 16] = [None; 16];
-        let mut np = 0usize;
-        let mut more: Vec<Piece> = Vec::new();
+        // The runs read, for the bus pipeline, in the model's scratch vector.
+        let mut pieces = std::mem::take(&mut self.media_pieces);
+        pieces.clear();
         let w = self.walk(
             self.st.cyl,
             self.st.head,
@@ -1314,23 +1419,17 @@ impl HddModel {
             self.spec.p.cache.immediate_read,
             f64::NEG_INFINITY,
             |p| {
-                if np < pieces.len() {
-                    pieces[np] = Some(*p);
-                    np += 1;
-                } else {
-                    more.push(*p);
-                }
+                pieces.push(*p);
                 true
             },
         );
-        let pieces = || pieces.iter().take(np).flatten().chain(more.iter());
         let start = match connected {
             Some(c) => c,
             None => {
                 // The bus cannot start before `water` sectors are buffered.
                 let mut gate = t + ovh;
                 let mut seen = pre;
-                for p in pieces() {
+                for p in &pieces {
                     if seen >= water {
                         break;
                     }
@@ -1353,9 +1452,10 @@ impl HddModel {
         // Pipeline from the start: the cached blocks first, then each sector as it is
         // buffered and the bus has sent the one before.
         let mut bb = start + pre as f64 * bus;
-        for p in pieces() {
+        for p in &pieces {
             bb = Self::bus_after(bb, p, bus);
         }
+        self.media_pieces = pieces;
         self.st.cyl = w.cyl;
         self.st.head = w.head;
         self.st.mech_free = w.t_end;
@@ -1796,8 +1896,12 @@ impl HddModel {
             return wait + self.overhead(DiskOp::Write, hit);
         }
         if !write && cache.enabled {
-            let pf_seg = pf_state.map(|(p, s)| (p.seg, s.0));
-            if let Some((si, seg_end)) = self.find_seg(lbn, pf_seg) {
+            let found = match pf_state {
+                Some((p, s)) => self.find_seg(lbn, Some((p.seg, s.0))),
+                None if self.may_hold(lbn) => self.find_seg(lbn, None),
+                None => None,
+            };
+            if let Some((si, seg_end)) = found {
                 if end <= seg_end {
                     return self.overhead(DiskOp::Read, true);
                 }

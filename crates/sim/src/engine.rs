@@ -20,11 +20,11 @@ use antsched_workload::driver::{
 };
 use antsched_workload::fio::{Job, JobFile};
 use antsched_workload::issuer::AppIo;
+use antsched_workload::numbered::Numbered;
 use antsched_workload::report::{
     AnticipationReport, ContextReport, Latency, LatencyRecorder, RunReport, SimSpeed,
 };
 use antsched_workload::Workload;
-use rustc_hash::FxHashMap;
 
 use crate::device::SharedDevice;
 use crate::SimError;
@@ -95,7 +95,9 @@ pub struct Simulation<'a> {
     runs: Vec<Run<'a>>,
     /// Issuers that have not finished.
     live: usize,
-    requests: FxHashMap<RequestId, (Purpose, Option<usize>)>,
+    /// What each request sent is for and whose it is, by number: numbered in order, and most
+    /// complete soon.
+    requests: Numbered<(Purpose, Option<usize>)>,
     next_request: u64,
     next_context: u32,
     writeback: Option<WriteBack>,
@@ -185,7 +187,7 @@ impl<'a> Simulation<'a> {
             armed: None,
             runs,
             live,
-            requests: FxHashMap::default(),
+            requests: Numbered::default(),
             next_request: 0,
             next_context,
             writeback,
@@ -351,7 +353,7 @@ impl<'a> Simulation<'a> {
             self.busy += c.finish - c.start.max(self.busy_until);
             self.busy_until = c.finish;
         }
-        match self.requests.get(&r.id) {
+        match self.requests.get(r.id) {
             Some((_, Some(i))) => self.runs[*i].busy += service,
             Some((Purpose::Trace { proc, .. }, None)) => {
                 if let Some(rp) = self.replay.as_mut() {
@@ -497,7 +499,7 @@ impl<'a> Simulation<'a> {
     fn complete(&mut self, id: RequestId, bytes: u64) {
         self.sched.complete(id, self.now);
         self.bytes_served += bytes;
-        let Some((purpose, _)) = self.requests.remove(&id) else {
+        let Some((purpose, _)) = self.requests.remove(id) else {
             return;
         };
         let mut done = std::mem::take(&mut self.finished);

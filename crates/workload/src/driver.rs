@@ -37,12 +37,12 @@
 //! made room, and whose [`WriteBack::flush`] says what the daemon writes when it wakes.
 
 use antsched_core::{ContextId, Nanos, Op, RequestId};
-use rustc_hash::FxHashMap;
 
 use crate::cache::{Dirty, ReadAhead};
 use crate::fio::{IoEngine, Job, JobFile};
 use crate::issuer::{AppIo, Cursor};
 use crate::layout::{DiskLayout, FileId};
+use crate::numbered::Numbered;
 use crate::Workload;
 
 /// Whether a job's writes are buffered: they dirty the page cache and reach the disk through
@@ -159,7 +159,8 @@ pub struct Driver<'a> {
     apps: Vec<Option<App>>,
     free_apps: Vec<AppId>,
     outstanding: u32,
-    in_flight: FxHashMap<RequestId, InFlight>,
+    /// By request number: the driver numbers its requests in order, and they complete soon.
+    in_flight: Numbered<InFlight>,
     next_id: u64,
     /// Buffered writes waiting for dirty space, the latest last.
     blocked: Vec<AppId>,
@@ -193,7 +194,7 @@ impl<'a> Drivers<'a> {
                 apps: Vec::new(),
                 free_apps: Vec::new(),
                 outstanding: 0,
-                in_flight: FxHashMap::default(),
+                in_flight: Numbered::default(),
                 next_id: 0,
                 blocked: Vec::new(),
                 runs: Vec::new(),
@@ -291,11 +292,11 @@ impl<'a> Driver<'a> {
         // Its own pieces before the read-ahead it found in flight, and the oldest first.
         let mut own = None;
         let mut prefetch = None;
-        for (id, f) in &self.in_flight {
+        for (id, f) in self.in_flight.iter() {
             match f {
-                InFlight::App(a) if *a == app => own = Some(own.map_or(*id, |o| (*id).min(o))),
+                InFlight::App(a) if *a == app => own = Some(own.map_or(id, |o| id.min(o))),
                 InFlight::Prefetch(w) if w.contains(&app) => {
-                    prefetch = Some(prefetch.map_or(*id, |o| (*id).min(o)))
+                    prefetch = Some(prefetch.map_or(id, |o| id.min(o)))
                 }
                 _ => {}
             }
@@ -305,7 +306,7 @@ impl<'a> Driver<'a> {
 
     /// The application I/O request `id` is a piece of, if it is one (not read-ahead).
     pub fn app_of(&self, id: RequestId) -> Option<AppId> {
-        match self.in_flight.get(&id) {
+        match self.in_flight.get(id) {
             Some(InFlight::App(app)) => Some(*app),
             _ => None,
         }
@@ -418,7 +419,7 @@ impl<'a> Driver<'a> {
                 // The read-ahead pieces it reaches into are on their way: it sleeps on them
                 // rather than asking again.
                 for id in plan.wait_for {
-                    if let Some(InFlight::Prefetch(waiters)) = self.in_flight.get_mut(&id) {
+                    if let Some(InFlight::Prefetch(waiters)) = self.in_flight.get_mut(id) {
                         waiters.push(app);
                         waiting += 1;
                     }
@@ -482,7 +483,7 @@ impl<'a> Driver<'a> {
         next_context: &mut dyn NextContext,
         out: &mut Vec<Finished>,
     ) {
-        match self.in_flight.remove(&id) {
+        match self.in_flight.remove(id) {
             Some(InFlight::App(app)) => self.arrived(app, next_context, out),
             Some(InFlight::Prefetch(waiters)) => {
                 self.ra.arrived(id);

@@ -35,6 +35,7 @@ pub mod driver;
 pub mod fio;
 pub mod issuer;
 pub mod layout;
+pub mod numbered;
 pub mod report;
 pub mod trace;
 mod workload;

@@ -11,46 +11,133 @@ use crate::estimator::PositionEstimator;
 use crate::request::{Nanos, Request, RequestId};
 
 /// Requests sorted by (sector, id), shared by the three policies.
-#[derive(Debug, Default)]
-struct Sorted {
-    by_sector: BTreeMap<(u64, RequestId), Request>,
-    /// Looked up on every dispatch: keyed by an id, so the fast hash, not SipHash.
-    sector_of: FxHashMap<RequestId, u64>,
+///
+/// Few requests (a handful of processes, the common case) are kept in a sorted vector: a
+/// binary search finds a place, and moving the few requests above it costs less than the
+/// tree insert and hash insert (and at dispatch, the hash and tree removals) of the indexed
+/// form, which many requests need to keep a decision at O(log n).
+#[derive(Debug)]
+enum Sorted {
+    Few(Vec<Request>),
+    Many {
+        by_sector: BTreeMap<(u64, RequestId), Request>,
+        /// Looked up on every dispatch: keyed by an id, so the fast hash, not SipHash.
+        sector_of: FxHashMap<RequestId, u64>,
+    },
+}
+
+/// Up to this many requests are kept in the vector ([`Sorted::Few`]); past it they move to
+/// the indexes, and back once half as many are left, so that a pool that hovers at the limit
+/// does not move at every request.
+const FEW: usize = 32;
+
+impl Default for Sorted {
+    fn default() -> Self {
+        Sorted::Few(Vec::new())
+    }
+}
+
+fn key(r: &Request) -> (u64, RequestId) {
+    (r.sector, r.id)
 }
 
 impl Sorted {
     fn insert(&mut self, req: Request) {
-        self.sector_of.insert(req.id, req.sector);
-        self.by_sector.insert((req.sector, req.id), req);
+        match self {
+            Sorted::Few(v) if v.len() < FEW => {
+                let i = v.partition_point(|r| key(r) < key(&req));
+                v.insert(i, req);
+            }
+            Sorted::Few(v) => {
+                let mut by_sector: BTreeMap<_, _> = v.drain(..).map(|r| (key(&r), r)).collect();
+                by_sector.insert(key(&req), req);
+                let sector_of = by_sector.values().map(|r| (r.id, r.sector)).collect();
+                *self = Sorted::Many {
+                    by_sector,
+                    sector_of,
+                };
+            }
+            Sorted::Many {
+                by_sector,
+                sector_of,
+            } => {
+                sector_of.insert(req.id, req.sector);
+                by_sector.insert(key(&req), req);
+            }
+        }
     }
 
     fn remove(&mut self, id: RequestId) -> Option<Request> {
-        let sector = self.sector_of.remove(&id)?;
-        self.by_sector.remove(&(sector, id))
+        match self {
+            Sorted::Few(v) => {
+                let i = v.iter().position(|r| r.id == id)?;
+                Some(v.remove(i))
+            }
+            Sorted::Many {
+                by_sector,
+                sector_of,
+            } => {
+                let sector = sector_of.remove(&id)?;
+                let req = by_sector.remove(&(sector, id));
+                if sector_of.len() <= FEW / 2 {
+                    *self = Sorted::Few(std::mem::take(by_sector).into_values().collect());
+                }
+                req
+            }
+        }
     }
 
     /// First request at or above `sector`.
     fn at_or_above(&self, sector: u64) -> Option<Request> {
-        self.by_sector
-            .range((sector, RequestId(0))..)
-            .next()
-            .map(|(_, r)| *r)
+        match self {
+            Sorted::Few(v) => v.get(v.partition_point(|r| r.sector < sector)).copied(),
+            Sorted::Many { by_sector, .. } => by_sector
+                .range((sector, RequestId(0))..)
+                .next()
+                .map(|(_, r)| *r),
+        }
     }
 
     /// Last request strictly below `sector`.
     fn below(&self, sector: u64) -> Option<Request> {
-        self.by_sector
-            .range(..(sector, RequestId(0)))
-            .next_back()
-            .map(|(_, r)| *r)
+        match self {
+            Sorted::Few(v) => {
+                let i = v.partition_point(|r| r.sector < sector);
+                i.checked_sub(1).map(|i| v[i])
+            }
+            Sorted::Many { by_sector, .. } => by_sector
+                .range(..(sector, RequestId(0)))
+                .next_back()
+                .map(|(_, r)| *r),
+        }
+    }
+
+    /// Last request at or below `sector` (the highest id of those at it).
+    fn at_or_below(&self, sector: u64) -> Option<Request> {
+        match self {
+            Sorted::Few(v) => {
+                let i = v.partition_point(|r| r.sector <= sector);
+                i.checked_sub(1).map(|i| v[i])
+            }
+            Sorted::Many { by_sector, .. } => by_sector
+                .range(..=(sector, RequestId(u64::MAX)))
+                .next_back()
+                .map(|(_, r)| *r),
+        }
     }
 
     fn lowest(&self) -> Option<Request> {
-        self.by_sector.values().next().copied()
+        match self {
+            Sorted::Few(v) => v.first().copied(),
+            Sorted::Many { by_sector, .. } => by_sector.values().next().copied(),
+        }
     }
 
     fn len(&self) -> usize {
-        self.by_sector.len()
+        match self {
+            Sorted::Few(v) => v.len(),
+            Sorted::Many { sector_of, .. } => sector_of.len(),
+        }
     }
 }
 
@@ -162,11 +249,7 @@ impl Policy for Look {
                 self.q.at_or_above(head)
             } else {
                 // Going down, a request exactly at the head is still "in the path".
-                self.q
-                    .by_sector
-                    .range(..=(head, RequestId(u64::MAX)))
-                    .next_back()
-                    .map(|(_, r)| *r)
+                self.q.at_or_below(head)
             }
         };
         if let Some(r) = ahead(self.up) {
@@ -233,5 +316,51 @@ mod tests {
         let mut p = Look::new();
         fill(&mut p);
         assert_eq!(ids(&mut p, 2900, 5), vec![4, 2, 5, 1, 3]);
+    }
+
+    /// The sorted vector and the indexes answer alike: a pool that grows past what the
+    /// vector holds and shrinks back (sectors repeat, so ties on the sector are exercised)
+    /// gives every query the answer a pass over a plain list gives.
+    #[test]
+    fn few_and_many_answer_alike() {
+        let mut q = Sorted::default();
+        let mut all: Vec<Request> = Vec::new();
+        let mut next = 0u64;
+        // Up to 45 requests, down to 5, up again past the limit, and empty.
+        for target in [45usize, 5, 40, 0] {
+            while all.len() != target {
+                if all.len() < target {
+                    next += 1;
+                    let r = req(next, 0, (next * 7_919) % 600, 0);
+                    q.insert(r);
+                    all.push(r);
+                } else {
+                    let id = all[(next as usize * 13) % all.len()].id;
+                    next += 1;
+                    assert_eq!(q.remove(id).map(|r| r.id), Some(id));
+                    all.retain(|r| r.id != id);
+                }
+                for sector in [0, 150, 299, 300, 601] {
+                    let up = all
+                        .iter()
+                        .filter(|r| r.sector >= sector)
+                        .min_by_key(|r| key(r));
+                    let down = all
+                        .iter()
+                        .filter(|r| r.sector < sector)
+                        .max_by_key(|r| key(r));
+                    let at = all
+                        .iter()
+                        .filter(|r| r.sector <= sector)
+                        .max_by_key(|r| key(r));
+                    assert_eq!(q.at_or_above(sector).map(|r| r.id), up.map(|r| r.id));
+                    assert_eq!(q.below(sector).map(|r| r.id), down.map(|r| r.id));
+                    assert_eq!(q.at_or_below(sector).map(|r| r.id), at.map(|r| r.id));
+                }
+                let lowest = all.iter().min_by_key(|r| key(r)).map(|r| r.id);
+                assert_eq!(q.lowest().map(|r| r.id), lowest);
+                assert_eq!(q.len(), all.len());
+            }
+        }
     }
 }

@@ -16,16 +16,71 @@ use crate::request::{Nanos, Request, RequestId, SEC};
 
 /// Shortest Positioning Time First.
 ///
-/// The pending requests are kept in sector order, so that a decision walks outward from the
+/// Few pending requests (a handful of processes, the common case) are kept in a vector and a
+/// decision asks about each of them: the vector costs a push to enqueue and a scan to
+/// dispatch, where the indexes below cost a tree insert, a tree removal and a hash insert and
+/// removal per request, more than the whole pass over eight requests saves.
+///
+/// Many pending requests are kept in sector order, so that a decision walks outward from the
 /// head, nearest first on either side, and stops once the estimator's lower bound for the
 /// distance still ahead ([`PositionEstimator::lower_bound`]) passes the best request found:
 /// no request beyond could win, and the choice is the one a pass over every request makes
 /// (least positioning time, then oldest, then lowest id). With an estimator that gives no
 /// bound (a device model, whose cache may hold a far request) the walk sees every request.
-#[derive(Debug, Default)]
+/// Either way the choice is that of a pass over every request, so that the form they are
+/// kept in changes no decision.
+#[derive(Debug)]
 pub struct Sptf {
+    pending: Pending,
+    /// Keep the requests by age too when there are many ([`AgedSptf`] asks for the oldest at
+    /// every decision).
+    by_age: bool,
+}
+
+/// Up to this many pending requests are kept in a vector ([`Pending::Few`]). Past it they
+/// move to the indexes, and back once half as many are left, so that a pool that hovers at
+/// the limit does not move at every request.
+const FEW: usize = 32;
+
+#[derive(Debug)]
+enum Pending {
+    /// By age: (issue time, id), the order requests arrive in, so that an arrival is a
+    /// push and the oldest (which Aged-SPTF asks for at every decision) is the first.
+    Few(Vec<Request>),
+    Many(Indexed),
+}
+
+#[derive(Debug, Default)]
+struct Indexed {
     by_sector: BTreeMap<(u64, RequestId), Request>,
     sector_of: HashMap<RequestId, u64>,
+    /// (issue time, id) of every request when [`Sptf::by_age`]: the first is the oldest,
+    /// found without a pass over the requests, which the walk no longer makes.
+    by_age: BTreeSet<(Nanos, RequestId)>,
+}
+
+impl Indexed {
+    fn insert(&mut self, req: Request, by_age: bool) {
+        self.sector_of.insert(req.id, req.sector);
+        self.by_sector.insert((req.sector, req.id), req);
+        if by_age {
+            self.by_age.insert((req.issued, req.id));
+        }
+    }
+}
+
+/// The order of [`Pending::Few`] and of [`Indexed::by_age`].
+fn age(r: &Request) -> (Nanos, RequestId) {
+    (r.issued, r.id)
+}
+
+impl Default for Sptf {
+    fn default() -> Self {
+        Self {
+            pending: Pending::Few(Vec::new()),
+            by_age: false,
+        }
+    }
 }
 
 impl Sptf {
@@ -34,13 +89,45 @@ impl Sptf {
     }
 
     fn remove(&mut self, id: RequestId) -> Option<Request> {
-        let sector = self.sector_of.remove(&id)?;
-        self.by_sector.remove(&(sector, id))
+        match &mut self.pending {
+            Pending::Few(v) => {
+                let i = v.iter().position(|r| r.id == id)?;
+                Some(v.remove(i))
+            }
+            Pending::Many(m) => {
+                let sector = m.sector_of.remove(&id)?;
+                let req = m.by_sector.remove(&(sector, id))?;
+                if self.by_age {
+                    m.by_age.remove(&(req.issued, req.id));
+                }
+                if m.sector_of.len() <= FEW / 2 {
+                    let mut few: Vec<Request> =
+                        std::mem::take(&mut m.by_sector).into_values().collect();
+                    few.sort_unstable_by_key(age);
+                    self.pending = Pending::Few(few);
+                }
+                Some(req)
+            }
+        }
     }
 
     fn get(&self, id: RequestId) -> Option<&Request> {
-        let sector = self.sector_of.get(&id)?;
-        self.by_sector.get(&(*sector, id))
+        match &self.pending {
+            Pending::Few(v) => v.iter().find(|r| r.id == id),
+            Pending::Many(m) => {
+                let sector = m.sector_of.get(&id)?;
+                m.by_sector.get(&(*sector, id))
+            }
+        }
+    }
+
+    /// (issue time, id) of the oldest pending request: the least, ties to the lowest id.
+    fn oldest(&self) -> Option<(Nanos, RequestId)> {
+        match &self.pending {
+            Pending::Few(v) => v.first().map(age),
+            Pending::Many(m) if self.by_age => m.by_age.first().copied(),
+            Pending::Many(m) => m.by_sector.values().map(|r| (r.issued, r.id)).min(),
+        }
     }
 }
 
@@ -68,21 +155,42 @@ pub(crate) fn outward(
 
 impl Policy for Sptf {
     fn enqueue(&mut self, req: Request, _now: Nanos) {
-        self.sector_of.insert(req.id, req.sector);
-        self.by_sector.insert((req.sector, req.id), req);
+        match &mut self.pending {
+            Pending::Few(v) if v.len() < FEW => {
+                if v.last().is_none_or(|last| age(last) < age(&req)) {
+                    v.push(req);
+                } else {
+                    let i = v.partition_point(|r| age(r) < age(&req));
+                    v.insert(i, req);
+                }
+            }
+            Pending::Few(v) => {
+                let mut m = Indexed::default();
+                for r in v.drain(..) {
+                    m.insert(r, self.by_age);
+                }
+                m.insert(req, self.by_age);
+                self.pending = Pending::Many(m);
+            }
+            Pending::Many(m) => m.insert(req, self.by_age),
+        }
     }
 
     fn choose(&mut self, est: &dyn PositionEstimator, now: Nanos) -> Option<Request> {
+        let m = match &self.pending {
+            Pending::Few(v) => return shortest_positioning(v.iter(), est, now),
+            Pending::Many(m) => m,
+        };
         // The bound never falls with distance: an estimator whose bound is 0 even at the far
         // end of the disk (a device model's) gives none. Then every request is asked about,
         // and in any order the choice is the same one (least time, then oldest, then lowest
         // id): the walk outward from the head would only cost two range searches and a bound
         // asked for at every step.
         if est.lower_bound(u64::MAX) == 0 {
-            return shortest_positioning(self.by_sector.values(), est, now);
+            return shortest_positioning(m.by_sector.values(), est, now);
         }
         let mut best: Option<(Nanos, Nanos, RequestId, &Request)> = None;
-        for (nearest, r) in outward(&self.by_sector, est.head()) {
+        for (nearest, r) in outward(&m.by_sector, est.head()) {
             // Every request still ahead is at least this far: none beats a best that costs
             // less than the bound (an equal cost could still win on age).
             if best.is_some_and(|(t, ..)| est.lower_bound(nearest) > t) {
@@ -101,7 +209,10 @@ impl Policy for Sptf {
     }
 
     fn len(&self) -> usize {
-        self.sector_of.len()
+        match &self.pending {
+            Pending::Few(v) => v.len(),
+            Pending::Many(m) => m.sector_of.len(),
+        }
     }
 }
 
@@ -111,10 +222,8 @@ pub const DEFAULT_AGE_BOUND: Nanos = SEC;
 /// SPTF whose oldest request wins once it has waited `age_bound`.
 #[derive(Debug)]
 pub struct AgedSptf {
+    /// The pending requests, kept by age too when there are many.
     sptf: Sptf,
-    /// (issue time, id) of every pending request: the first is the oldest, found without a
-    /// pass over the requests, which the SPTF walk no longer makes.
-    by_age: BTreeSet<(Nanos, RequestId)>,
     age_bound: Nanos,
     overrode: bool,
 }
@@ -122,15 +231,17 @@ pub struct AgedSptf {
 impl AgedSptf {
     pub fn new(age_bound: Nanos) -> Self {
         Self {
-            sptf: Sptf::new(),
-            by_age: BTreeSet::new(),
+            sptf: Sptf {
+                by_age: true,
+                ..Sptf::new()
+            },
             age_bound,
             overrode: false,
         }
     }
 
     fn oldest(&self) -> Option<(Nanos, RequestId)> {
-        self.by_age.first().copied()
+        self.sptf.oldest()
     }
 
     pub fn age_bound(&self) -> Nanos {
@@ -140,7 +251,6 @@ impl AgedSptf {
 
 impl Policy for AgedSptf {
     fn enqueue(&mut self, req: Request, now: Nanos) {
-        self.by_age.insert((req.issued, req.id));
         self.sptf.enqueue(req, now);
     }
 
@@ -158,9 +268,7 @@ impl Policy for AgedSptf {
     }
 
     fn dispatch(&mut self, id: RequestId, now: Nanos) -> Option<Request> {
-        let req = self.sptf.dispatch(id, now)?;
-        self.by_age.remove(&(req.issued, req.id));
-        Some(req)
+        self.sptf.dispatch(id, now)
     }
 
     fn len(&self) -> usize {
@@ -216,6 +324,32 @@ mod tests {
             }
             prop_assert_eq!(p.len(), all.len());
         }
+    }
+
+    /// A pool that grows past what the vector holds and shrinks back: every choice is a full
+    /// pass's, and the oldest request is found in either form.
+    #[test]
+    fn the_pool_chooses_alike_in_either_form() {
+        let mut p = AgedSptf::new(SEC);
+        let mut all: Vec<Request> = (0..FEW as u64 + 8)
+            .map(|i| req(i + 1, i as u32, (i * 7_919) % 5_000, (i * 31) % 17))
+            .collect();
+        for r in &all {
+            p.enqueue(*r, 0);
+        }
+        let mut head = 2_500;
+        while !all.is_empty() {
+            let oldest = all.iter().map(|r| (r.issued, r.id)).min();
+            assert_eq!(p.oldest(), oldest);
+            let est = head_at(head);
+            let chosen = p.choose(&est, 100).unwrap();
+            let pass = shortest_positioning(all.iter(), &est, 100).unwrap();
+            assert_eq!(chosen.id, pass.id);
+            p.dispatch(chosen.id, 100).unwrap();
+            all.retain(|r| r.id != chosen.id);
+            head = chosen.end();
+        }
+        assert!(p.is_empty());
     }
 
     #[test]
