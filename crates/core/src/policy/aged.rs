@@ -37,6 +37,11 @@
 //! below still hold, and a queue's lowest request is never a follower, so a choice is always
 //! made.
 //!
+//! Few pending requests (a handful of processes, the common case: up to [`FEW`]) are kept in
+//! a vector instead, and a decision is a pass over them, as [`super::Sptf`] keeps its few: the
+//! classes and their indexes cost more tree and hash operations per request than a pass over
+//! eight requests saves. Either form chooses what a pass chooses.
+//!
 //! The windows are a matter of speed only: any width gives the choice a pass over every
 //! request would make (least key, then oldest, then lowest id; a property test holds it). One
 //! worth [`CLASS_CREDIT_NS`] of credit keeps a class's age term within a fraction of a typical
@@ -94,7 +99,18 @@ pub(crate) struct AgedQueue {
     /// How many pending requests end at each sector: a request starting at one is a follower,
     /// not chosen before the request it follows.
     ends: HashMap<u64, u32>,
+    /// While there are few: every pending request as held (its issue time moved back by a
+    /// shorter grace) and its own issue time; the indexes above are then empty.
+    few: Option<Vec<Held>>,
 }
+
+/// A request as held (its issue time moved back by a shorter grace) and its own issue time.
+type Held = (Request, Nanos);
+
+/// Up to this many pending requests are kept in a vector; past it they move to the classes,
+/// and back once half as many are left, so that a queue hovering at the limit does not move
+/// at every request.
+pub(crate) const FEW: usize = 32;
 
 impl AgedQueue {
     /// A queue aging at `rate` (ns of positioning time credited per ns waited beyond
@@ -115,6 +131,7 @@ impl AgedQueue {
             by_sector: BTreeMap::new(),
             issued: HashMap::default(),
             ends: HashMap::default(),
+            few: Some(Vec::new()),
         }
     }
 
@@ -129,37 +146,80 @@ impl AgedQueue {
         issued / self.window
     }
 
-    pub(crate) fn enqueue(&mut self, req: Request, _now: Nanos) {
-        let class = self.class_of(req.issued);
-        self.classes
-            .entry(class)
-            .or_default()
-            .insert((req.sector, req.id), req);
-        self.place.insert(req.id, (class, req.sector));
-        *self.ends.entry(req.end()).or_default() += 1;
-        if let Some(a) = &mut self.by_age {
-            a.insert((req.issued, req.id));
-        }
-        if self.grace > 0 {
-            self.by_sector.insert((req.sector, req.id), req);
-        }
+    pub(crate) fn enqueue(&mut self, req: Request, now: Nanos) {
+        self.enqueue_with_grace(req, self.grace, now);
     }
 
     /// Enqueues `req` with its own `grace`, shorter than the queue's: it is held as if issued
     /// the difference earlier, so that its wait earns credit after `grace`. It leaves with its
     /// own issue time.
-    pub(crate) fn enqueue_with_grace(&mut self, mut req: Request, grace: Nanos, now: Nanos) {
+    pub(crate) fn enqueue_with_grace(&mut self, req: Request, grace: Nanos, _now: Nanos) {
+        let own = req.issued;
+        let mut held = req;
         if grace < self.grace {
-            self.issued.insert(req.id, req.issued);
-            req.issued = req.issued.saturating_sub(self.grace - grace);
+            held.issued = own.saturating_sub(self.grace - grace);
         }
-        self.enqueue(req, now);
+        match &mut self.few {
+            Some(v) if v.len() < FEW => v.push((held, own)),
+            Some(_) => {
+                let v = self.few.take().unwrap_or_default();
+                for (h, o) in v {
+                    self.index(h, o);
+                }
+                self.index(held, own);
+            }
+            None => self.index(held, own),
+        }
+    }
+
+    /// Puts a held request in the classes and indexes.
+    fn index(&mut self, held: Request, own: Nanos) {
+        if held.issued != own {
+            self.issued.insert(held.id, own);
+        }
+        let class = self.class_of(held.issued);
+        self.classes
+            .entry(class)
+            .or_default()
+            .insert((held.sector, held.id), held);
+        self.place.insert(held.id, (class, held.sector));
+        *self.ends.entry(held.end()).or_default() += 1;
+        if let Some(a) = &mut self.by_age {
+            a.insert((held.issued, held.id));
+        }
+        if self.grace > 0 {
+            self.by_sector.insert((held.sector, held.id), held);
+        }
     }
 
     pub(crate) fn remove(&mut self, id: RequestId) -> Option<Request> {
+        if let Some(v) = &mut self.few {
+            let i = v.iter().position(|(r, _)| r.id == id)?;
+            let (mut req, own) = v.swap_remove(i);
+            req.issued = own;
+            return Some(req);
+        }
         let mut req = self.remove_held(id)?;
         if let Some(issued) = self.issued.remove(&id) {
             req.issued = issued;
+        }
+        if self.place.len() <= FEW / 2 {
+            // Few again: back to the vector.
+            let mut v = Vec::with_capacity(FEW);
+            for (_, members) in std::mem::take(&mut self.classes) {
+                for (_, held) in members {
+                    let own = self.issued.get(&held.id).copied().unwrap_or(held.issued);
+                    v.push((held, own));
+                }
+            }
+            self.place.clear();
+            self.issued.clear();
+            self.ends.clear();
+            self.by_sector.clear();
+            if let Some(a) = &mut self.by_age {
+                a.clear();
+            }
+            self.few = Some(v);
         }
         Some(req)
     }
@@ -189,19 +249,30 @@ impl AgedQueue {
 
     /// Issue time of the oldest request (`None` unless [`AgedQueue::tracking_oldest`]).
     pub(crate) fn oldest(&self) -> Option<Nanos> {
-        self.by_age.as_ref()?.first().map(|&(issued, _)| issued)
+        let tracked = self.by_age.as_ref()?;
+        match &self.few {
+            Some(v) => v.iter().map(|(r, _)| r.issued).min(),
+            None => tracked.first().map(|&(issued, _)| issued),
+        }
     }
 
     /// The oldest request itself.
     pub(crate) fn oldest_request(&self) -> Option<Request> {
-        let &(issued, id) = self.by_age.as_ref()?.first()?;
+        let tracked = self.by_age.as_ref()?;
+        if let Some(v) = &self.few {
+            return v.iter().map(|(r, _)| *r).min_by_key(|r| (r.issued, r.id));
+        }
+        let &(issued, id) = tracked.first()?;
         let (class, sector) = self.place[&id];
         debug_assert_eq!(class, self.class_of(issued));
         self.classes[&class].get(&(sector, id)).copied()
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.place.len()
+        match &self.few {
+            Some(v) => v.len(),
+            None => self.place.len(),
+        }
     }
 
     /// Whether `r` starts where another pending request ends.
@@ -216,6 +287,9 @@ impl AgedQueue {
         est: &dyn PositionEstimator,
         now: Nanos,
     ) -> Option<(Request, Nanos)> {
+        if let Some(v) = &self.few {
+            return self.choose_among_few(v, est, now);
+        }
         let head = est.head();
         let nearest_bound = est.lower_bound(0) as f64;
         // Requests issued before this have waited past the grace and earn credit.
@@ -266,12 +340,39 @@ impl AgedQueue {
             }
         }
         let (_, r) = best?;
+        let own = self.issued.get(&r.id).copied().unwrap_or(r.issued);
+        Some(self.chosen(r, own, now))
+    }
+
+    /// [`AgedQueue::choose`] while there are few: a pass over them all.
+    fn choose_among_few(
+        &self,
+        v: &[Held],
+        est: &dyn PositionEstimator,
+        now: Nanos,
+    ) -> Option<(Request, Nanos)> {
+        let mut best: Option<((f64, Nanos, RequestId), &Held)> = None;
+        for held in v {
+            let r = &held.0;
+            if v.iter().any(|(o, _)| o.end() == r.sector) {
+                continue;
+            }
+            let key = (aged_key(est, r, now, self.rate, self.grace), r.issued, r.id);
+            if best.is_none_or(|(k, _)| key < k) {
+                best = Some((key, held));
+            }
+        }
+        let (_, &(r, own)) = best?;
+        Some(self.chosen(&r, own, now))
+    }
+
+    /// The choice of the held request `r`, issued at `own`: it with its own issue time, and
+    /// its credit for its wait.
+    fn chosen(&self, r: &Request, own: Nanos, now: Nanos) -> (Request, Nanos) {
         let credit = self.rate * now.saturating_sub(self.grace).saturating_sub(r.issued) as f64;
         let mut r = *r;
-        if let Some(&issued) = self.issued.get(&r.id) {
-            r.issued = issued;
-        }
-        Some((r, credit as Nanos))
+        r.issued = own;
+        (r, credit as Nanos)
     }
 }
 
