@@ -97,7 +97,9 @@ pub(crate) struct AgedQueue {
     /// which are held as if issued that much earlier.
     issued: HashMap<RequestId, Nanos>,
     /// How many pending requests end at each sector: a request starting at one is a follower,
-    /// not chosen before the request it follows.
+    /// not chosen before the request it follows. A request of no sectors (which nothing here
+    /// makes, but a queue must not trust it) is counted for no follower: it ends where it
+    /// starts, and two at one sector would each wait for the other.
     ends: HashMap<u64, u32>,
     /// While there are few: every pending request as held (its issue time moved back by a
     /// shorter grace) and its own issue time; the indexes above are then empty.
@@ -183,7 +185,9 @@ impl AgedQueue {
             .or_default()
             .insert((held.sector, held.id), held);
         self.place.insert(held.id, (class, held.sector));
-        *self.ends.entry(held.end()).or_default() += 1;
+        if held.sectors > 0 {
+            *self.ends.entry(held.end()).or_default() += 1;
+        }
         if let Some(a) = &mut self.by_age {
             a.insert((held.issued, held.id));
         }
@@ -238,7 +242,7 @@ impl AgedQueue {
             a.remove(&(req.issued, req.id));
         }
         self.by_sector.remove(&(sector, id));
-        if let Some(n) = self.ends.get_mut(&req.end()) {
+        if let Some(n) = self.ends.get_mut(&req.end()).filter(|_| req.sectors > 0) {
             *n -= 1;
             if *n == 0 {
                 self.ends.remove(&req.end());
@@ -354,7 +358,7 @@ impl AgedQueue {
         let mut best: Option<((f64, Nanos, RequestId), &Held)> = None;
         for held in v {
             let r = &held.0;
-            if v.iter().any(|(o, _)| o.end() == r.sector) {
+            if v.iter().any(|(o, _)| o.sectors > 0 && o.end() == r.sector) {
                 continue;
             }
             let key = (aged_key(est, r, now, self.rate, self.grace), r.issued, r.id);
@@ -381,6 +385,35 @@ mod tests {
     use super::*;
     use crate::policy::testutil::{estimator_at, pending};
     use proptest::prelude::*;
+
+    /// Requests of no sectors at one sector (each ends where the other starts) are chosen,
+    /// in the vector's form and the classes', and so is the one they sit in front of.
+    #[test]
+    fn requests_of_no_sectors_do_not_wait_for_each_other() {
+        for extra in [0u64, 40] {
+            let mut q = AgedQueue::new(1e-4, 0).tracking_oldest();
+            let mut left = 0;
+            for (id, sector, sectors) in [(1, 500, 0), (2, 500, 0), (3, 500, 8)] {
+                let mut r = crate::policy::testutil::req(id, id as u32, sector, 0);
+                r.sectors = sectors;
+                q.enqueue(r, 0);
+                left += 1;
+            }
+            for i in 0..extra {
+                q.enqueue(
+                    crate::policy::testutil::req(10 + i, 9, 10_000 + i * 1_000, 0),
+                    0,
+                );
+                left += 1;
+            }
+            let est = estimator_at(0, 500);
+            while let Some((r, _)) = q.choose(est.as_ref(), MS) {
+                q.remove(r.id).unwrap();
+                left -= 1;
+            }
+            assert_eq!((left, q.len()), (0, 0), "with {extra} more");
+        }
+    }
 
     proptest! {
         /// The walk over the age classes chooses what a pass over every request that follows
@@ -418,7 +451,7 @@ mod tests {
                 let (walk, credit) = q.choose(est.as_ref(), now).unwrap();
                 let pass = all
                     .iter()
-                    .filter(|r| !all.iter().any(|o| o.end() == r.sector))
+                    .filter(|r| !all.iter().any(|o| o.sectors > 0 && o.end() == r.sector))
                     .min_by(|a, b| {
                         let ka = (aged_key(est.as_ref(), a, now, rate, grace), a.issued, a.id);
                         let kb = (aged_key(est.as_ref(), b, now, rate, grace), b.issued, b.id);
