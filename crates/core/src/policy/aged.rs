@@ -53,6 +53,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::FxHashMap as HashMap;
 
 use super::sptf::outward;
+use super::FEW;
 use crate::estimator::PositionEstimator;
 use crate::request::{Nanos, Request, RequestId, MS};
 
@@ -106,13 +107,20 @@ pub(crate) struct AgedQueue {
     few: Option<Vec<Held>>,
 }
 
-/// A request as held (its issue time moved back by a shorter grace) and its own issue time.
-type Held = (Request, Nanos);
+/// A request kept in the vector: as held (its issue time moved back by a shorter grace), its
+/// own issue time, and how many requests in the vector it follows (kept up as requests come
+/// and go, so that a decision does not look for them among all the others).
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    req: Request,
+    own: Nanos,
+    follows: u32,
+}
 
-/// Up to this many pending requests are kept in a vector; past it they move to the classes,
-/// and back once half as many are left, so that a queue hovering at the limit does not move
-/// at every request.
-pub(crate) const FEW: usize = 32;
+/// Whether `b` follows `a`: it starts where `a` ends. A request of no sectors precedes none.
+fn precedes(a: &Request, b: &Request) -> bool {
+    a.sectors > 0 && a.end() == b.sector
+}
 
 impl AgedQueue {
     /// A queue aging at `rate` (ns of positioning time credited per ns waited beyond
@@ -162,11 +170,22 @@ impl AgedQueue {
             held.issued = own.saturating_sub(self.grace - grace);
         }
         match &mut self.few {
-            Some(v) if v.len() < FEW => v.push((held, own)),
+            Some(v) if v.len() < FEW => {
+                let mut follows = 0;
+                for o in v.iter_mut() {
+                    follows += u32::from(precedes(&o.req, &held));
+                    o.follows += u32::from(precedes(&held, &o.req));
+                }
+                v.push(Held {
+                    req: held,
+                    own,
+                    follows,
+                });
+            }
             Some(_) => {
                 let v = self.few.take().unwrap_or_default();
-                for (h, o) in v {
-                    self.index(h, o);
+                for h in v {
+                    self.index(h.req, h.own);
                 }
                 self.index(held, own);
             }
@@ -198,8 +217,11 @@ impl AgedQueue {
 
     pub(crate) fn remove(&mut self, id: RequestId) -> Option<Request> {
         if let Some(v) = &mut self.few {
-            let i = v.iter().position(|(r, _)| r.id == id)?;
-            let (mut req, own) = v.swap_remove(i);
+            let i = v.iter().position(|h| h.req.id == id)?;
+            let Held { mut req, own, .. } = v.swap_remove(i);
+            for o in v.iter_mut() {
+                o.follows -= u32::from(precedes(&req, &o.req));
+            }
             req.issued = own;
             return Some(req);
         }
@@ -213,7 +235,12 @@ impl AgedQueue {
             for (_, members) in std::mem::take(&mut self.classes) {
                 for (_, held) in members {
                     let own = self.issued.get(&held.id).copied().unwrap_or(held.issued);
-                    v.push((held, own));
+                    let follows = self.ends.get(&held.sector).copied().unwrap_or(0);
+                    v.push(Held {
+                        req: held,
+                        own,
+                        follows,
+                    });
                 }
             }
             self.place.clear();
@@ -255,7 +282,7 @@ impl AgedQueue {
     pub(crate) fn oldest(&self) -> Option<Nanos> {
         let tracked = self.by_age.as_ref()?;
         match &self.few {
-            Some(v) => v.iter().map(|(r, _)| r.issued).min(),
+            Some(v) => v.iter().map(|h| h.req.issued).min(),
             None => tracked.first().map(|&(issued, _)| issued),
         }
     }
@@ -264,7 +291,7 @@ impl AgedQueue {
     pub(crate) fn oldest_request(&self) -> Option<Request> {
         let tracked = self.by_age.as_ref()?;
         if let Some(v) = &self.few {
-            return v.iter().map(|(r, _)| *r).min_by_key(|r| (r.issued, r.id));
+            return v.iter().map(|h| h.req).min_by_key(|r| (r.issued, r.id));
         }
         let &(issued, id) = tracked.first()?;
         let (class, sector) = self.place[&id];
@@ -357,8 +384,8 @@ impl AgedQueue {
     ) -> Option<(Request, Nanos)> {
         let mut best: Option<((f64, Nanos, RequestId), &Held)> = None;
         for held in v {
-            let r = &held.0;
-            if v.iter().any(|(o, _)| o.sectors > 0 && o.end() == r.sector) {
+            let r = &held.req;
+            if held.follows > 0 {
                 continue;
             }
             let key = (aged_key(est, r, now, self.rate, self.grace), r.issued, r.id);
@@ -366,8 +393,8 @@ impl AgedQueue {
                 best = Some((key, held));
             }
         }
-        let (_, &(r, own)) = best?;
-        Some(self.chosen(&r, own, now))
+        let (_, held) = best?;
+        Some(self.chosen(&held.req, held.own, now))
     }
 
     /// The choice of the held request `r`, issued at `own`: it with its own issue time, and

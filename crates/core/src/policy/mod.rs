@@ -108,6 +108,13 @@ pub trait VirtualClocks {
     }
 }
 
+/// Up to this many pending requests a policy keeps in a vector and decides by a pass over
+/// them (SPTF, the scan policies, `as-rw-sptf`'s queues): for a handful of processes a push and
+/// a pass cost less than the tree and hash operations of the indexes. Past it the requests
+/// move to the indexes, and back once half as many are left, so that a pool that hovers at
+/// the limit does not move at every request.
+pub(crate) const FEW: usize = 32;
+
 /// Index of the request with the smallest estimated positioning time, ties to the oldest.
 /// This is the whole of SPTF; it is linear in the number of requests, which the benchmark
 /// `dispatch_decision` checks stays the cost of a decision.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
-use super::Policy;
+use super::{Policy, FEW};
 use crate::estimator::PositionEstimator;
 use crate::request::{Nanos, Request, RequestId};
 
@@ -25,11 +25,6 @@ enum Sorted {
         sector_of: FxHashMap<RequestId, u64>,
     },
 }
-
-/// Up to this many requests are kept in the vector ([`Sorted::Few`]); past it they move to
-/// the indexes, and back once half as many are left, so that a pool that hovers at the limit
-/// does not move at every request.
-const FEW: usize = 32;
 
 impl Default for Sorted {
     fn default() -> Self {

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::{shortest_positioning, Aging, Policy};
+use super::{shortest_positioning, Aging, Policy, FEW};
 use crate::estimator::PositionEstimator;
 use crate::request::{Nanos, Request, RequestId, SEC};
 
@@ -36,11 +36,6 @@ pub struct Sptf {
     /// every decision).
     by_age: bool,
 }
-
-/// Up to this many pending requests are kept in a vector ([`Pending::Few`]). Past it they
-/// move to the indexes, and back once half as many are left, so that a pool that hovers at
-/// the limit does not move at every request.
-const FEW: usize = 32;
 
 #[derive(Debug)]
 enum Pending {
