@@ -416,8 +416,8 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
     fn follows_itself(&self, c: &Context) -> bool {
         c.stats
             .think
-            .median_and_p95(&self.cfg.stats)
-            .is_some_and(|(median, _)| median < self.cfg.stats.think_cap() / 2)
+            .median(&self.cfg.stats)
+            .is_some_and(|median| median < self.cfg.stats.think_cap() / 2)
     }
 
     fn round_to_tick(&self, t: Nanos) -> Nanos {

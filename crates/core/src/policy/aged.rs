@@ -52,7 +52,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::sptf::outward;
+use super::sptf::{outward, outward_in_slice};
 use super::FEW;
 use crate::estimator::PositionEstimator;
 use crate::request::{Nanos, Request, RequestId, MS};
@@ -83,20 +83,19 @@ pub(crate) struct AgedQueue {
     grace: Nanos,
     /// The width of a class's window, ns (`u64::MAX` without aging: one class).
     window: u64,
-    /// Class (issue time / `window`) to its requests by (sector, id).
-    classes: BTreeMap<u64, BTreeMap<(u64, RequestId), Request>>,
-    /// Each request's class and sector, for removal by id.
-    place: HashMap<RequestId, (u64, u64)>,
+    /// Every pending request as held (its issue time moved back by a shorter grace,
+    /// [`AgedQueue::enqueue_with_grace`]) and its own issue time. The indexes below hold
+    /// only (sector, id): a request is copied once, and their trees stay small.
+    held: HashMap<RequestId, (Request, Nanos)>,
+    /// Class (held issue time / `window`) to its requests' (sector, id).
+    classes: BTreeMap<u64, Members>,
     /// (issue time, id) of every request, where asked for ([`AgedQueue::tracking_oldest`]):
     /// the oldest without a pass over its class.
     by_age: Option<BTreeSet<(Nanos, RequestId)>>,
     /// Every request by (sector, id), kept only with a grace: requests younger than the grace
     /// all have the same age term, so their classes cannot cut each other's walks short, and
     /// one walk over them all in sector order replaces a walk per class.
-    by_sector: BTreeMap<(u64, RequestId), Request>,
-    /// The issue times of the requests given a shorter grace ([`AgedQueue::enqueue_with_grace`]),
-    /// which are held as if issued that much earlier.
-    issued: HashMap<RequestId, Nanos>,
+    by_sector: BTreeMap<(u64, RequestId), ()>,
     /// How many pending requests end at each sector: a request starting at one is a follower,
     /// not chosen before the request it follows. A request of no sectors (which nothing here
     /// makes, but a queue must not trust it) is counted for no follower: it ends where it
@@ -105,6 +104,58 @@ pub(crate) struct AgedQueue {
     /// While there are few: every pending request as held (its issue time moved back by a
     /// shorter grace) and its own issue time; the indexes above are then empty.
     few: Option<Vec<Held>>,
+}
+
+/// One age class's requests by (sector, id): in a sorted vector while there are at most
+/// [`CLASS_IN_VECTOR`] (a class holds what arrived in one window, and with many contexts that
+/// is a handful: a tree's searches cost more than the vector's moves), in a tree past it (a
+/// write-back flood puts thousands in one window of the writes' queue).
+#[derive(Debug)]
+enum Members {
+    Few(Vec<(u64, RequestId)>),
+    Many(BTreeMap<(u64, RequestId), ()>),
+}
+
+/// The most requests a class keeps in a vector.
+const CLASS_IN_VECTOR: usize = 64;
+
+impl Members {
+    fn insert(&mut self, key: (u64, RequestId)) {
+        match self {
+            Members::Few(v) if v.len() < CLASS_IN_VECTOR => {
+                let i = v.partition_point(|k| *k < key);
+                v.insert(i, key);
+            }
+            Members::Few(v) => {
+                let mut m: BTreeMap<_, ()> = v.drain(..).map(|k| (k, ())).collect();
+                m.insert(key, ());
+                *self = Members::Many(m);
+            }
+            Members::Many(m) => {
+                m.insert(key, ());
+            }
+        }
+    }
+
+    fn remove(&mut self, key: (u64, RequestId)) {
+        match self {
+            Members::Few(v) => {
+                if let Ok(i) = v.binary_search(&key) {
+                    v.remove(i);
+                }
+            }
+            Members::Many(m) => {
+                m.remove(&key);
+            }
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            Members::Few(v) => v.is_empty(),
+            Members::Many(m) => m.is_empty(),
+        }
+    }
 }
 
 /// A request kept in the vector: as held (its issue time moved back by a shorter grace), its
@@ -135,11 +186,10 @@ impl AgedQueue {
             rate,
             grace,
             window,
+            held: HashMap::default(),
             classes: BTreeMap::new(),
-            place: HashMap::default(),
             by_age: None,
             by_sector: BTreeMap::new(),
-            issued: HashMap::default(),
             ends: HashMap::default(),
             few: Some(Vec::new()),
         }
@@ -195,15 +245,12 @@ impl AgedQueue {
 
     /// Puts a held request in the classes and indexes.
     fn index(&mut self, held: Request, own: Nanos) {
-        if held.issued != own {
-            self.issued.insert(held.id, own);
-        }
+        self.held.insert(held.id, (held, own));
         let class = self.class_of(held.issued);
         self.classes
             .entry(class)
-            .or_default()
-            .insert((held.sector, held.id), held);
-        self.place.insert(held.id, (class, held.sector));
+            .or_insert_with(|| Members::Few(Vec::new()))
+            .insert((held.sector, held.id));
         if held.sectors > 0 {
             *self.ends.entry(held.end()).or_default() += 1;
         }
@@ -211,7 +258,7 @@ impl AgedQueue {
             a.insert((held.issued, held.id));
         }
         if self.grace > 0 {
-            self.by_sector.insert((held.sector, held.id), held);
+            self.by_sector.insert((held.sector, held.id), ());
         }
     }
 
@@ -225,26 +272,19 @@ impl AgedQueue {
             req.issued = own;
             return Some(req);
         }
-        let mut req = self.remove_held(id)?;
-        if let Some(issued) = self.issued.remove(&id) {
-            req.issued = issued;
-        }
-        if self.place.len() <= FEW / 2 {
+        let req = self.remove_held(id)?;
+        if self.held.len() <= FEW / 2 {
             // Few again: back to the vector.
             let mut v = Vec::with_capacity(FEW);
-            for (_, members) in std::mem::take(&mut self.classes) {
-                for (_, held) in members {
-                    let own = self.issued.get(&held.id).copied().unwrap_or(held.issued);
-                    let follows = self.ends.get(&held.sector).copied().unwrap_or(0);
-                    v.push(Held {
-                        req: held,
-                        own,
-                        follows,
-                    });
-                }
+            for (_, (held, own)) in self.held.drain() {
+                let follows = self.ends.get(&held.sector).copied().unwrap_or(0);
+                v.push(Held {
+                    req: held,
+                    own,
+                    follows,
+                });
             }
-            self.place.clear();
-            self.issued.clear();
+            self.classes.clear();
             self.ends.clear();
             self.by_sector.clear();
             if let Some(a) = &mut self.by_age {
@@ -255,13 +295,15 @@ impl AgedQueue {
         Some(req)
     }
 
+    /// Takes request `id` out of the classes and indexes: it with its own issue time.
     fn remove_held(&mut self, id: RequestId) -> Option<Request> {
-        let (class, sector) = self.place.remove(&id)?;
+        let (req, own) = self.held.remove(&id)?;
+        let (class, sector) = (self.class_of(req.issued), req.sector);
         let members = self
             .classes
             .get_mut(&class)
-            .expect("a placed request's class");
-        let req = members.remove(&(sector, id)).expect("a placed request");
+            .expect("a held request's class");
+        members.remove((sector, id));
         if members.is_empty() {
             self.classes.remove(&class);
         }
@@ -275,7 +317,7 @@ impl AgedQueue {
                 self.ends.remove(&req.end());
             }
         }
-        Some(req)
+        Some(Request { issued: own, ..req })
     }
 
     /// Issue time of the oldest request (`None` unless [`AgedQueue::tracking_oldest`]).
@@ -293,22 +335,15 @@ impl AgedQueue {
         if let Some(v) = &self.few {
             return v.iter().map(|h| h.req).min_by_key(|r| (r.issued, r.id));
         }
-        let &(issued, id) = tracked.first()?;
-        let (class, sector) = self.place[&id];
-        debug_assert_eq!(class, self.class_of(issued));
-        self.classes[&class].get(&(sector, id)).copied()
+        let &(_, id) = tracked.first()?;
+        self.held.get(&id).map(|&(r, _)| r)
     }
 
     pub(crate) fn len(&self) -> usize {
         match &self.few {
             Some(v) => v.len(),
-            None => self.place.len(),
+            None => self.held.len(),
         }
-    }
-
-    /// Whether `r` starts where another pending request ends.
-    fn is_follower(&self, r: &Request) -> bool {
-        self.ends.contains_key(&r.sector)
     }
 
     /// The request of least `positioning + rate * issued` (then oldest, then lowest id) among
@@ -325,17 +360,19 @@ impl AgedQueue {
         let nearest_bound = est.lower_bound(0) as f64;
         // Requests issued before this have waited past the grace and earn credit.
         let cutoff = now.saturating_sub(self.grace);
-        let mut best: Option<((f64, Nanos, RequestId), &Request)> = None;
-        let consider =
-            |r: &'a Request, best: &mut Option<((f64, Nanos, RequestId), &'a Request)>| {
-                if self.is_follower(r) {
-                    return;
-                }
-                let key = (aged_key(est, r, now, self.rate, self.grace), r.issued, r.id);
-                if best.is_none_or(|(k, _)| key < k) {
-                    *best = Some((key, r));
-                }
-            };
+        type Best<'a> = Option<((f64, Nanos, RequestId), &'a (Request, Nanos))>;
+        let mut best: Best = None;
+        let consider = |sector: u64, id: RequestId, best: &mut Best<'a>| {
+            if self.ends.contains_key(&sector) {
+                return; // a follower
+            }
+            let held = &self.held[&id];
+            let r = &held.0;
+            let key = (aged_key(est, r, now, self.rate, self.grace), r.issued, r.id);
+            if best.is_none_or(|(k, _)| key < k) {
+                *best = Some((key, held));
+            }
+        };
         // The age term of the requests the class walk leaves to the walk over all of them.
         let mut rest = None;
         for (&class, members) in &self.classes {
@@ -351,28 +388,44 @@ impl AgedQueue {
                 rest = Some(opened);
                 break;
             }
-            for (nearest, r) in outward(members, head) {
-                // What is left of the class lies at least this far and arrived no earlier
-                // than the window opened: an equal bound could still win on age.
+            // What is left of the class lies at least as far as the request reached and
+            // arrived no earlier than the window opened: an equal bound could still win on age.
+            let mut walk = |nearest: u64, &(sector, id): &(u64, RequestId)| {
                 if best.is_some_and(|((k, ..), _)| est.lower_bound(nearest) as f64 + opened > k) {
-                    break;
+                    return false;
                 }
-                consider(r, &mut best);
+                consider(sector, id, &mut best);
+                true
+            };
+            match members {
+                Members::Few(v) => {
+                    for (nearest, key) in outward_in_slice(v, head) {
+                        if !walk(nearest, key) {
+                            break;
+                        }
+                    }
+                }
+                Members::Many(m) => {
+                    for (nearest, key, _) in outward(m, head) {
+                        if !walk(nearest, key) {
+                            break;
+                        }
+                    }
+                }
             }
         }
         if let Some(opened) = rest {
             // Every request not yet walked arrived no earlier than the class that stopped the
             // walk opened; the ones walked already are asked again, which changes nothing.
-            for (nearest, r) in outward(&self.by_sector, head) {
+            for (nearest, &(sector, id), _) in outward(&self.by_sector, head) {
                 if best.is_some_and(|((k, ..), _)| est.lower_bound(nearest) as f64 + opened > k) {
                     break;
                 }
-                consider(r, &mut best);
+                consider(sector, id, &mut best);
             }
         }
-        let (_, r) = best?;
-        let own = self.issued.get(&r.id).copied().unwrap_or(r.issued);
-        Some(self.chosen(r, own, now))
+        let (_, (r, own)) = best?;
+        Some(self.chosen(r, *own, now))
     }
 
     /// [`AgedQueue::choose`] while there are few: a pass over them all.

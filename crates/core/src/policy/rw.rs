@@ -110,8 +110,12 @@ pub struct RwSptf {
 /// single exponential. The epoch moves forward now and then, before the scale overflows.
 #[derive(Debug, Default)]
 struct Shares {
-    /// Synchronous requests pending per context.
+    /// Synchronous requests pending per context. A context's entry stays when its count
+    /// falls to 0 (most contexts come back at once, and a hash removal and insertion per
+    /// request was a tenth of a decision), until the next pruning.
     waiting: HashMap<ContextId, u32>,
+    /// The contexts with a count above 0 in `waiting`.
+    contexts_waiting: usize,
     /// Each context's scaled disk time.
     served: HashMap<ContextId, f64>,
     /// Every context's together, scaled likewise.
@@ -126,15 +130,15 @@ const RESCALE_AFTER: f64 = 256.0;
 
 impl Shares {
     fn arrived(&mut self, ctx: ContextId) {
-        *self.waiting.entry(ctx).or_default() += 1;
+        let n = self.waiting.entry(ctx).or_default();
+        *n += 1;
+        self.contexts_waiting += usize::from(*n == 1);
     }
 
     fn left(&mut self, ctx: ContextId) {
-        if let Some(n) = self.waiting.get_mut(&ctx) {
+        if let Some(n) = self.waiting.get_mut(&ctx).filter(|n| **n > 0) {
             *n -= 1;
-            if *n == 0 {
-                self.waiting.remove(&ctx);
-            }
+            self.contexts_waiting -= usize::from(*n == 0);
         }
     }
 
@@ -157,16 +161,17 @@ impl Shares {
             self.since_pruned = 0;
             let floor = self.total * 1e-6;
             self.served.retain(|_, v| *v > floor);
+            self.waiting.retain(|_, n| *n > 0);
         }
     }
 
     /// The grace of a synchronous request of `ctx` (already counted as waiting).
     fn grace(&self, ctx: ContextId) -> Nanos {
-        let others = self.waiting.len().saturating_sub(1);
+        let others = self.contexts_waiting.saturating_sub(1);
         if others < 2 {
             return SYNC_GRACE;
         }
-        let fair = self.total / self.waiting.len() as f64;
+        let fair = self.total / self.contexts_waiting as f64;
         let had = self.served.get(&ctx).copied().unwrap_or(0.0);
         if had < STARVED_SHARE * fair {
             SYNC_GRACE / others as Nanos

@@ -69,6 +69,11 @@ pub struct Sliced<P> {
     make: Box<dyn Fn() -> P + Send>,
     unit: ShareUnit,
     slice: Nanos,
+    /// The queue of every class without a weight: usually the only one, so it is kept
+    /// apart from the map, and a decision without contracts costs what the base policy's
+    /// costs.
+    pool: Slot<P>,
+    /// The queues of the classes given a weight.
     classes: BTreeMap<ClassId, Slot<P>>,
     /// The classes given a weight: each has a queue of its own.
     weighted: BTreeSet<ClassId>,
@@ -92,6 +97,11 @@ pub struct Sliced<P> {
 impl<P: Policy> Sliced<P> {
     pub fn new(make: impl Fn() -> P + Send + 'static, unit: ShareUnit, slice: Nanos) -> Self {
         Self {
+            pool: Slot {
+                policy: make(),
+                weight: DEFAULT_WEIGHT,
+                clock: 0,
+            },
             make: Box::new(make),
             unit,
             slice,
@@ -122,11 +132,15 @@ impl<P: Policy> Sliced<P> {
     fn with_slot<T>(&mut self, class: ClassId, f: impl FnOnce(&mut Slot<P>, u64) -> T) -> T {
         let class = self.key(class);
         let (make, vtime) = (&self.make, self.vtime);
-        let slot = self.classes.entry(class).or_insert_with(|| Slot {
-            policy: make(),
-            weight: DEFAULT_WEIGHT,
-            clock: vtime,
-        });
+        let slot = if class == POOL {
+            &mut self.pool
+        } else {
+            self.classes.entry(class).or_insert_with(|| Slot {
+                policy: make(),
+                weight: DEFAULT_WEIGHT,
+                clock: vtime,
+            })
+        };
         let indexed = !self.weighted.is_empty();
         if indexed && !slot.policy.is_empty() {
             self.ready.remove(&(slot.clock, class));
@@ -138,14 +152,20 @@ impl<P: Policy> Sliced<P> {
         out
     }
 
+    /// The queue of `class` (the pool's for [`POOL`]), if it has one.
+    fn slot(&self, class: ClassId) -> Option<&Slot<P>> {
+        if class == POOL {
+            Some(&self.pool)
+        } else {
+            self.classes.get(&class)
+        }
+    }
+
     /// The class served next when the one in service gives up the disk: the smallest clock
     /// among those with requests pending, ties to the lower class id.
     fn next_class(&self) -> Option<ClassId> {
         if self.weighted.is_empty() {
-            self.classes
-                .get(&POOL)
-                .filter(|s| !s.policy.is_empty())
-                .map(|_| POOL)
+            (!self.pool.policy.is_empty()).then_some(POOL)
         } else {
             self.ready.first().map(|&(_, id)| id)
         }
@@ -171,7 +191,7 @@ impl<P: Policy> Policy for Sliced<P> {
     fn choose(&mut self, est: &dyn PositionEstimator, now: Nanos) -> Option<Request> {
         let keeps = self
             .serving
-            .filter(|c| self.classes.get(c).is_some_and(|s| !s.policy.is_empty()));
+            .filter(|&c| self.slot(c).is_some_and(|s| !s.policy.is_empty()));
         let (class, switched) = match keeps {
             Some(c) if self.used < self.slice => (c, false),
             Some(_) => (self.next_class()?, true),
@@ -179,7 +199,11 @@ impl<P: Policy> Policy for Sliced<P> {
         };
         self.chosen = Some(class);
         self.switched = switched && Some(class) != self.serving;
-        self.classes.get_mut(&class)?.policy.choose(est, now)
+        if class == POOL {
+            self.pool.policy.choose(est, now)
+        } else {
+            self.classes.get_mut(&class)?.policy.choose(est, now)
+        }
     }
 
     fn dispatch(&mut self, id: RequestId, now: Nanos) -> Option<Request> {
@@ -195,7 +219,7 @@ impl<P: Policy> Policy for Sliced<P> {
         if self.serving != Some(class) {
             self.serving = Some(class);
             self.used = 0;
-            self.vtime = self.vtime.max(self.classes[&class].clock);
+            self.vtime = self.vtime.max(self.slot(class).map_or(0, |s| s.clock));
         }
         Some(req)
     }
@@ -211,22 +235,24 @@ impl<P: Policy> Policy for Sliced<P> {
             ShareUnit::Bytes => req.bytes(),
         };
         self.with_slot(class, |slot, _| {
-            let weighted =
-                u128::from(charge) * u128::from(DEFAULT_WEIGHT) / u128::from(slot.weight);
-            slot.clock = slot
-                .clock
-                .saturating_add(u64::try_from(weighted).unwrap_or(u64::MAX));
+            let weighted = if slot.weight == DEFAULT_WEIGHT {
+                charge // the pool's, every decision: spared a 128-bit division
+            } else {
+                let w = u128::from(charge) * u128::from(DEFAULT_WEIGHT) / u128::from(slot.weight);
+                u64::try_from(w).unwrap_or(u64::MAX)
+            };
+            slot.clock = slot.clock.saturating_add(weighted);
             slot.policy.completed(req, service, now);
         });
     }
 
     fn len(&self) -> usize {
-        self.classes.get(&POOL).map_or(0, |s| s.policy.len()) + self.class_of.len()
+        self.pool.policy.len() + self.class_of.len()
     }
 
     fn next_change(&self) -> Option<Nanos> {
-        self.classes
-            .values()
+        std::iter::once(&self.pool)
+            .chain(self.classes.values())
             .filter_map(|s| s.policy.next_change())
             .min()
     }
@@ -236,8 +262,8 @@ impl<P: Policy> Policy for Sliced<P> {
             // Requests it already has in the pool stay there.
             if self.weighted.is_empty() {
                 // The pool stops being the only queue: index it.
-                if let Some(pool) = self.classes.get(&POOL).filter(|s| !s.policy.is_empty()) {
-                    self.ready.insert((pool.clock, POOL));
+                if !self.pool.policy.is_empty() {
+                    self.ready.insert((self.pool.clock, POOL));
                 }
             }
             self.weighted.insert(class);
@@ -256,7 +282,7 @@ impl<P: Policy + Aging> Sliced<P> {
         if self.serving.is_some_and(|s| s != c) {
             return None;
         }
-        self.classes.get(&c)
+        self.slot(c)
     }
 }
 

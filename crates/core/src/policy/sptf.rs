@@ -161,20 +161,46 @@ impl Sptf {
 /// and the next above first (below on a tie), each with its distance. A walk that stops once
 /// an estimator's lower bound at the distance reached passes its best looks at a few of
 /// thousands ([`Sptf`], and each age class of `as-rw-sptf`'s queue).
-pub(crate) fn outward(
-    by_sector: &BTreeMap<(u64, RequestId), Request>,
+pub(crate) fn outward<V>(
+    by_sector: &BTreeMap<(u64, RequestId), V>,
     head: u64,
-) -> impl Iterator<Item = (u64, &Request)> {
-    let mut below = by_sector.range(..(head, RequestId(0))).rev().peekable();
-    let mut above = by_sector.range((head, RequestId(0))..).peekable();
+) -> impl Iterator<Item = (u64, &(u64, RequestId), &V)> {
+    merge_outward(
+        by_sector.range(..(head, RequestId(0))).rev(),
+        by_sector.range((head, RequestId(0))..),
+        head,
+        |(k, _)| k.0,
+    )
+    .map(|(d, (k, v))| (d, k, v))
+}
+
+/// [`outward`] over keys in a sorted slice.
+pub(crate) fn outward_in_slice(
+    by_sector: &[(u64, RequestId)],
+    head: u64,
+) -> impl Iterator<Item = (u64, &(u64, RequestId))> {
+    let split = by_sector.partition_point(|&(sector, _)| sector < head);
+    let (below, above) = by_sector.split_at(split);
+    merge_outward(below.iter().rev(), above.iter(), head, |k| k.0)
+}
+
+/// The items below `head` (going down) and above it (going up) merged nearest first, below on
+/// a tie, each with its distance.
+fn merge_outward<T>(
+    below: impl Iterator<Item = T>,
+    above: impl Iterator<Item = T>,
+    head: u64,
+    sector: impl Fn(&T) -> u64,
+) -> impl Iterator<Item = (u64, T)> {
+    let (mut below, mut above) = (below.peekable(), above.peekable());
     std::iter::from_fn(move || {
-        let down = below.peek().map(|(&(sector, _), _)| head - sector);
-        let up = above.peek().map(|(&(sector, _), _)| sector - head);
+        let down = below.peek().map(|t| head - sector(t));
+        let up = above.peek().map(|t| sector(t) - head);
         match (down, up) {
             (None, None) => None,
-            (Some(d), Some(u)) if d < u => Some((d, below.next()?.1)),
-            (Some(d), None) => Some((d, below.next()?.1)),
-            (_, Some(u)) => Some((u, above.next()?.1)),
+            (Some(d), Some(u)) if d < u => below.next().map(|t| (d, t)),
+            (Some(d), None) => below.next().map(|t| (d, t)),
+            (_, Some(u)) => above.next().map(|t| (u, t)),
         }
     })
 }
@@ -216,7 +242,7 @@ impl Policy for Sptf {
             return shortest_positioning(m.by_sector.values(), est, now);
         }
         let mut best: Option<(Nanos, Nanos, RequestId, &Request)> = None;
-        for (nearest, r) in outward(&m.by_sector, est.head()) {
+        for (nearest, _, r) in outward(&m.by_sector, est.head()) {
             // Every request still ahead is at least this far: none beats a best that costs
             // less than the bound (an equal cost could still win on age).
             if best.is_some_and(|(t, ..)| est.lower_bound(nearest) > t) {
