@@ -236,7 +236,9 @@ pub struct Reselect {
     pub write_disconnect: f64,
     /// Retaking the bus to resume the request (ms).
     pub reselect: f64,
-    /// Preparing a data transfer after a reselect (ms; not paid when only the status follows).
+    /// Preparing a data transfer after a reselect (ms; not paid when only the status follows),
+    /// and before a write's data crosses the bus: DiskSim adds it to the command overhead of a
+    /// write it serves connected (`disk_write_arrive`), but not to the time the arm may start.
     pub data_prep: f64,
     /// A write's media access takes at least this long from its start (DiskSim's `Minimum
     /// seek delay`): the drive cannot start writing before its firmware has set up the write,
@@ -1752,18 +1754,21 @@ impl HddModel {
             // every write is treated as a hit.
             let hit = appends || cache.write_back == WriteBack::All;
             ovh = self.overhead(DiskOp::Write, hit);
-            t_bus_start = t_acc + ovh;
+            t_bus_start = t_acc + ovh + self.spec.p.reselect.data_prep;
             bus_end = t_bus_start + n as f64 * bus;
             done = bus_end + self.spec.p.overheads.write_complete;
         } else {
             ovh = self.overhead(DiskOp::Write, false);
-            t_bus_start = t_acc + ovh;
+            t_bus_start = t_acc + ovh + self.spec.p.reselect.data_prep;
             bus_end = t_bus_start + n as f64 * bus;
             done = 0.0;
         }
         // The media write: positioning may start once the command is decoded; a sector cannot
-        // be written before it has crossed the bus.
-        let t_mech = t_bus_start.max(self.st.mech_free);
+        // be written before it has crossed the bus, which waits for the data preparation too
+        // (disksim_diskctlr.c, `disk_write_arrive`: the command overhead alone sets
+        // `overhead_done`, which gates the seek; the transfer's delay adds
+        // `overhead_data_prep`).
+        let t_mech = (t_acc + ovh).max(self.st.mech_free);
         let zst = {
             let loc = self.locate(lbn);
             self.spec.period / self.spec.layout.zones[loc.zone].spt as f64
@@ -1836,7 +1841,7 @@ impl HddModel {
             (
                 done,
                 ServiceBreakdown {
-                    overhead: to_ns(ovh + (t_mech - t_bus_start)),
+                    overhead: to_ns(t_mech - t),
                     seek: to_ns(w.seek),
                     rotation: to_ns(w.rot),
                     transfer: to_ns(done - w.t_first),
@@ -1930,7 +1935,7 @@ impl HddModel {
             let zst = self.spec.period / self.spec.layout.zones[loc.zone].spt as f64;
             (
                 cache.immediate_write,
-                self.write_ready(t + ovh, t_mech, n, zst),
+                self.write_ready(t + ovh + self.spec.p.reselect.data_prep, t_mech, n, zst),
             )
         } else {
             (cache.immediate_read, f64::NEG_INFINITY)
@@ -2128,6 +2133,52 @@ mod tests {
         assert!(
             (four - one - 0.2).abs() < 1e-3,
             "one sector {one} ms, four {four} ms"
+        );
+    }
+
+    /// DiskSim's connected write waits for the `Data preparation overhead` after the command
+    /// overhead before its data crosses the bus, while the arm starts moving at the end of the
+    /// command overhead alone (disksim_diskctlr.c, `disk_write_arrive`: the overhead sets
+    /// `overhead_done`, which gates the seek; the data preparation is added to the transfer's
+    /// delay only). On the track the head is on, a write whose first sector comes under the
+    /// head 0.2 ms after the command is decoded misses it when the data is 0.5 ms late, and
+    /// waits a revolution; after a seek that ends just before the sector, the late data is
+    /// in the buffer long before the platter brings it round.
+    #[test]
+    fn a_write_waits_for_its_data_preparation_but_its_seek_does_not() {
+        let prep = Reselect {
+            data_prep: 0.5,
+            ..Reselect::default()
+        };
+        let service = |reselect: Reselect, req: DiskRequest, at: Nanos| {
+            let mut d = drive_with(CacheParams::off(), 10, reselect);
+            let c = d.submit(&req, at);
+            ms(c.finish - c.start)
+        };
+        let near = DiskRequest::write(2, 1);
+        let (without, with) = (
+            service(Reselect::default(), near, 0),
+            service(prep, near, 0),
+        );
+        assert!((without - 0.3).abs() < 1e-3, "without {without} ms");
+        assert!((with - 10.3).abs() < 1e-3, "with {with} ms");
+        // Far: start so that the seek ends 0.2 ms before the first sector comes round.
+        let far = DiskRequest::write(10_000, 1);
+        let d = drive_with(CacheParams::off(), 10, Reselect::default());
+        let p = ms(d.positioning_time(&far, 0));
+        let seek = 1.0 + 9.0 * 49.0 / 198.0;
+        let at = to_ns(p - seek - 0.2);
+        let (without, with) = (
+            service(Reselect::default(), far, at),
+            service(prep, far, at),
+        );
+        assert!(
+            (without - (seek + 0.3)).abs() < 1e-3,
+            "without {without} ms"
+        );
+        assert!(
+            (with - without).abs() < 1e-6,
+            "with {with} ms, without {without} ms"
         );
     }
 
