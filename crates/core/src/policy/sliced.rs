@@ -172,8 +172,21 @@ impl<P: Policy> Sliced<P> {
     }
 }
 
+impl<P: Policy> Sliced<P> {
+    /// Whether the pool is the only queue (no class has a weight): then the base policy alone
+    /// decides, and there are no turns, clocks or slices to keep. The pool's clock stays at 0
+    /// until a weight is given, so that the classes given one then start level with it
+    /// instead of behind all it was served before.
+    fn pool_only(&self) -> bool {
+        self.weighted.is_empty()
+    }
+}
+
 impl<P: Policy> Policy for Sliced<P> {
     fn enqueue(&mut self, req: Request, now: Nanos) {
+        if self.pool_only() {
+            return self.pool.policy.enqueue(req, now);
+        }
         let class = self.key(req.class);
         let serving = self.serving == Some(class);
         self.with_slot(class, |slot, vtime| {
@@ -189,6 +202,10 @@ impl<P: Policy> Policy for Sliced<P> {
     }
 
     fn choose(&mut self, est: &dyn PositionEstimator, now: Nanos) -> Option<Request> {
+        if self.pool_only() {
+            self.chosen = Some(POOL);
+            return self.pool.policy.choose(est, now);
+        }
         let keeps = self
             .serving
             .filter(|&c| self.slot(c).is_some_and(|s| !s.policy.is_empty()));
@@ -207,6 +224,11 @@ impl<P: Policy> Policy for Sliced<P> {
     }
 
     fn dispatch(&mut self, id: RequestId, now: Nanos) -> Option<Request> {
+        if self.pool_only() {
+            let req = self.pool.policy.dispatch(id, now)?;
+            self.serving = Some(POOL);
+            return Some(req);
+        }
         let class = if self.class_of.is_empty() {
             POOL
         } else {
@@ -225,6 +247,9 @@ impl<P: Policy> Policy for Sliced<P> {
     }
 
     fn completed(&mut self, req: &Request, service: Nanos, now: Nanos) {
+        if self.pool_only() {
+            return self.pool.policy.completed(req, service, now);
+        }
         let unit = self.unit;
         let class = self.key(req.class);
         if self.serving == Some(class) {
