@@ -414,10 +414,8 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
     /// completion starts no chain: what follows it is its own next request, and a stranger's
     /// arrival after it (a new process elsewhere on the disk) says nothing of a chain.
     fn follows_itself(&self, c: &Context) -> bool {
-        c.stats
-            .think
-            .median(&self.cfg.stats)
-            .is_some_and(|median| median < self.cfg.stats.think_cap() / 2)
+        let cfg = &self.cfg.stats;
+        c.stats.think.median_is_below(cfg.think_cap() / 2, cfg)
     }
 
     fn round_to_tick(&self, t: Nanos) -> Nanos {

@@ -124,6 +124,33 @@ impl ThinkTimeHistogram {
         self.quantile(0.5, cfg)
     }
 
+    /// Whether the median is below `limit` (`self.median(cfg).is_some_and(|m| m < limit)`),
+    /// without the interpolation's division and rounding unless `limit` falls inside the
+    /// median's bucket: the anticipation core asks at every completion with chains on.
+    pub fn median_is_below(&self, limit: Nanos, cfg: &StatsConfig) -> bool {
+        if self.is_empty() {
+            return false;
+        }
+        let target = 0.5 * self.total;
+        let mut below = 0.0;
+        for (i, &c) in self.raw.iter().enumerate() {
+            if c > 0.0 && below + c >= target {
+                // The median, rounded, lies within this bucket's bounds.
+                let low = (i as Nanos).saturating_mul(cfg.bucket);
+                let high = low.saturating_add(cfg.bucket);
+                if high < limit {
+                    return true;
+                }
+                if low >= limit {
+                    return false;
+                }
+                return self.median(cfg).is_some_and(|m| m < limit);
+            }
+            below += c;
+        }
+        cfg.think_cap() < limit
+    }
+
     /// The think time within which a request arrives with 95% probability: how long to wait.
     pub fn p95(&self, cfg: &StatsConfig) -> Option<Nanos> {
         self.quantile(0.95, cfg)
@@ -259,6 +286,43 @@ mod tests {
                 h.median_and_p95(&cfg),
                 Some((h.median(&cfg).unwrap(), h.p95(&cfg).unwrap()))
             );
+        }
+    }
+
+    #[test]
+    fn median_is_below_agrees_with_the_median() {
+        let cfg = StatsConfig::default();
+        let mut h = ThinkTimeHistogram::new(&cfg);
+        let limits = [
+            0,
+            1,
+            250 * US,
+            499_999,
+            500 * US,
+            1250 * US,
+            7_500 * US,
+            20 * MS,
+        ];
+        for limit in limits {
+            assert!(!h.median_is_below(limit, &cfg), "empty, {limit}");
+        }
+        let mut x: u64 = 7;
+        for _ in 0..2_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            h.record((x >> 33) % (16 * MS), &cfg);
+            let median = h.median(&cfg).unwrap();
+            for limit in limits
+                .into_iter()
+                .chain([median, median + 1, median.saturating_sub(1)])
+            {
+                assert_eq!(
+                    h.median_is_below(limit, &cfg),
+                    median < limit,
+                    "median {median}, limit {limit}"
+                );
+            }
         }
     }
 

@@ -116,27 +116,28 @@ pub(crate) struct AgedQueue {
 /// write-back flood puts thousands in one window of the writes' queue).
 #[derive(Debug)]
 enum Members {
-    Few(Vec<(u64, RequestId)>),
-    Many(BTreeMap<(u64, RequestId), ()>),
+    Few(Vec<((u64, RequestId), Nanos)>),
+    Many(BTreeMap<(u64, RequestId), Nanos>),
 }
 
 /// The most requests a class keeps in a vector.
 const CLASS_IN_VECTOR: usize = 64;
 
 impl Members {
-    fn insert(&mut self, key: (u64, RequestId)) {
+    /// Adds the request of `key`, held as issued at `issued`.
+    fn insert(&mut self, key: (u64, RequestId), issued: Nanos) {
         match self {
             Members::Few(v) if v.len() < CLASS_IN_VECTOR => {
-                let i = v.partition_point(|k| *k < key);
-                v.insert(i, key);
+                let i = v.partition_point(|(k, _)| *k < key);
+                v.insert(i, (key, issued));
             }
             Members::Few(v) => {
-                let mut m: BTreeMap<_, ()> = v.drain(..).map(|k| (k, ())).collect();
-                m.insert(key, ());
+                let mut m: BTreeMap<_, _> = v.drain(..).collect();
+                m.insert(key, issued);
                 *self = Members::Many(m);
             }
             Members::Many(m) => {
-                m.insert(key, ());
+                m.insert(key, issued);
             }
         }
     }
@@ -144,7 +145,7 @@ impl Members {
     fn remove(&mut self, key: (u64, RequestId)) {
         match self {
             Members::Few(v) => {
-                if let Ok(i) = v.binary_search(&key) {
+                if let Ok(i) = v.binary_search_by(|(k, _)| k.cmp(&key)) {
                     v.remove(i);
                 }
             }
@@ -254,7 +255,7 @@ impl AgedQueue {
         self.classes
             .entry(class)
             .or_insert_with(|| Members::Few(Vec::new()))
-            .insert((held.sector, held.id));
+            .insert((held.sector, held.id), held.issued);
         if held.sectors > 0 {
             *self.ends.entry(held.end()).or_default() += 1;
         }
@@ -352,6 +353,7 @@ impl AgedQueue {
 
     /// The request of least `positioning + rate * issued` (then oldest, then lowest id) among
     /// those that follow no pending request, and its credit for its wait, ns.
+    #[inline]
     pub(crate) fn choose<'a>(
         &'a self,
         est: &dyn PositionEstimator,
@@ -367,13 +369,11 @@ impl AgedQueue {
         type Best<'a> = Option<((f64, Nanos, RequestId), &'a (Request, Nanos))>;
         let mut best: Best = None;
         let consider = |sector: u64, id: RequestId, best: &mut Best<'a>| {
-            if self.ends.contains_key(&sector) {
-                return; // a follower
-            }
             let held = &self.held[&id];
             let r = &held.0;
             let key = (aged_key(est, r, now, self.rate, self.grace), r.issued, r.id);
-            if best.is_none_or(|(k, _)| key < k) {
+            // Whether it is a follower is asked only of a request that would win.
+            if best.is_none_or(|(k, _)| key < k) && !self.ends.contains_key(&sector) {
                 *best = Some((key, held));
             }
         };
@@ -394,24 +394,29 @@ impl AgedQueue {
             }
             // What is left of the class lies at least as far as the request reached and
             // arrived no earlier than the window opened: an equal bound could still win on age.
-            let mut walk = |nearest: u64, &(sector, id): &(u64, RequestId)| {
-                if best.is_some_and(|((k, ..), _)| est.lower_bound(nearest) as f64 + opened > k) {
+            // A request's own age term is a bound on its key that needs no look-up.
+            let mut walk = |nearest: u64, &(sector, id): &(u64, RequestId), issued: Nanos| {
+                let far = est.lower_bound(nearest) as f64;
+                if best.is_some_and(|((k, ..), _)| far + opened > k) {
                     return false;
                 }
-                consider(sector, id, &mut best);
+                let aged = self.rate * issued.min(cutoff) as f64;
+                if best.is_none_or(|((k, ..), _)| far + aged <= k) {
+                    consider(sector, id, &mut best);
+                }
                 true
             };
             match members {
                 Members::Few(v) => {
-                    for (nearest, key) in outward_in_slice(v, head) {
-                        if !walk(nearest, key) {
+                    for (nearest, (key, issued)) in outward_in_slice(v, head, |e| e.0 .0) {
+                        if !walk(nearest, key, *issued) {
                             break;
                         }
                     }
                 }
                 Members::Many(m) => {
-                    for (nearest, key, _) in outward(m, head) {
-                        if !walk(nearest, key) {
+                    for (nearest, key, issued) in outward(m, head) {
+                        if !walk(nearest, key, *issued) {
                             break;
                         }
                     }

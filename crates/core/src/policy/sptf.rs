@@ -174,14 +174,15 @@ pub(crate) fn outward<V>(
     .map(|(d, (k, v))| (d, k, v))
 }
 
-/// [`outward`] over keys in a sorted slice.
-pub(crate) fn outward_in_slice(
-    by_sector: &[(u64, RequestId)],
+/// [`outward`] over a slice sorted by `sector`.
+pub(crate) fn outward_in_slice<T>(
+    by_sector: &[T],
     head: u64,
-) -> impl Iterator<Item = (u64, &(u64, RequestId))> {
-    let split = by_sector.partition_point(|&(sector, _)| sector < head);
+    sector: impl Fn(&T) -> u64,
+) -> impl Iterator<Item = (u64, &T)> {
+    let split = by_sector.partition_point(|t| sector(t) < head);
     let (below, above) = by_sector.split_at(split);
-    merge_outward(below.iter().rev(), above.iter(), head, |k| k.0)
+    merge_outward(below.iter().rev(), above.iter(), head, move |t| sector(t))
 }
 
 /// The items below `head` (going down) and above it (going up) merged nearest first, below on
