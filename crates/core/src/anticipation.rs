@@ -168,9 +168,11 @@ pub struct Anticipatory<P, H> {
     est: Memo,
     cfg: CoreConfig,
     contexts: HashMap<ContextId, Context>,
-    /// Requests on the device and when each was dispatched. A vector: the device holds
-    /// `depth` of them at most, usually one.
-    in_flight: Vec<(Request, Nanos)>,
+    /// Requests on the device, when each was dispatched, and when it could start its own
+    /// work: later by what the estimator said the device still had to finish before it
+    /// ([`PositionEstimator::committed`]). A vector: the device holds `depth` of them at
+    /// most, usually one.
+    in_flight: Vec<(Request, Nanos, Nanos)>,
     /// The context whose request (one that drives anticipation) completed last: the paper's LP.
     last: Option<ContextId>,
     /// When the device last finished a request, to measure service with depth > 1.
@@ -469,6 +471,14 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
                 }
             }
         }
+        // What the device still has to finish before it (a destage) is not this request's
+        // work, though its service includes it: the policy is told both
+        // (`Policy::completed_own`).
+        let start = if self.policy.charges_own_time() {
+            now.saturating_add(self.est.committed(&req, now))
+        } else {
+            now
+        };
         self.est.dispatched(&req, now);
         let c = self.context(&req);
         c.queued -= 1;
@@ -480,7 +490,7 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
             c.queued_driving -= 1;
             c.in_flight_driving += 1;
         }
-        self.in_flight.push((req, now));
+        self.in_flight.push((req, now, start));
         Some(req)
     }
 }
@@ -530,14 +540,15 @@ impl<P: Policy, H: Heuristic<P>> Scheduler for Anticipatory<P, H> {
     }
 
     fn complete(&mut self, id: RequestId, now: Nanos) {
-        let Some(i) = self.in_flight.iter().position(|(r, _)| r.id == id) else {
+        let Some(i) = self.in_flight.iter().position(|(r, _, _)| r.id == id) else {
             debug_assert!(false, "completion of {id}, which is not in flight");
             return;
         };
-        let (req, dispatched) = self.in_flight.swap_remove(i);
+        let (req, dispatched, start) = self.in_flight.swap_remove(i);
         let service = now.saturating_sub(dispatched.max(self.device_free_at));
+        let own = now.saturating_sub(start.max(self.device_free_at));
         self.device_free_at = now;
-        self.policy.completed(&req, service, now);
+        self.policy.completed_own(&req, service, own, now);
         let c = self.context(&req);
         c.in_flight -= 1;
         if req.drives_anticipation() {

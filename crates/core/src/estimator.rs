@@ -46,6 +46,14 @@ pub trait PositionEstimator: Send {
         0
     }
 
+    /// How long `req`, started at `now`, would first wait for work the device took before it
+    /// and has not finished (a write its write-back cache acknowledged and has yet to
+    /// destage): time the device spends on other requests, though it shows in this one's
+    /// service. 0 by default: an estimator that does not see inside the device cannot tell.
+    fn committed(&self, _req: &Request, _now: Nanos) -> Nanos {
+        0
+    }
+
     /// Whether an answer costs enough to be worth remembering for the rest of a decision
     /// ([`Memo`]): a device model's walk through its cache and mechanism, yes; a distance or
     /// a curve lookup, no (looking it up in the memo costs more than asking again).
@@ -128,6 +136,10 @@ impl PositionEstimator for Memo {
 
     fn lower_bound(&self, distance: u64) -> Nanos {
         self.inner.lower_bound(distance)
+    }
+
+    fn committed(&self, req: &Request, now: Nanos) -> Nanos {
+        self.inner.committed(req, now)
     }
 
     fn costly(&self) -> bool {

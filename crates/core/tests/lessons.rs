@@ -372,3 +372,30 @@ fn a_chain_wait_answered_by_its_own_member_is_a_chain_that_did_not_go_on() {
         "waited for the thinker at {waits} of its 20 completions: {waited:?}"
     );
 }
+
+/// A starved context is waited for when the trip back counts (`AgedSptfRule`): beside six
+/// streams, a reader that thinks 7 ms between requests 250 MB apart, beyond them all. The SPTF
+/// rule alone never waits for it (its positioning, measured from the streams it is served
+/// between, is as far as the candidate's), so each of its requests waits out the floor's
+/// shortened grace and then its aging, and is served alone: 20 requests in the first 4,000.
+/// Waited for once a visit while it is starved, it gets 120.
+#[test]
+fn a_starved_context_is_waited_for_when_the_trip_back_counts() {
+    use common::{Driver, Reader};
+    let mut s = build("as-rw-sptf:estimator=seek", &BuildEnv::default()).unwrap();
+    let mut d = Driver::new(&mut *s);
+    let mut readers: Vec<Reader> = (0..6)
+        .map(|i| Reader::sequential(i + 1, u64::from(i) * 10_000_000, 0))
+        .collect();
+    readers.push(Reader {
+        step: 500_000,
+        ..Reader::sequential(9, 60_000_000, 7 * MS)
+    });
+    d.run(&mut readers, 4_000, &paper_service);
+    let starved = d.order().iter().filter(|&&c| c == 9).count();
+    assert!(
+        starved >= 60,
+        "{starved} of 4,000 requests in {} ms",
+        d.now / MS
+    );
+}

@@ -113,6 +113,15 @@ impl PositionEstimator for ExactEstimator {
         self.head = req.end();
     }
 
+    /// What the host would see of the positioning beyond the media work's own: the wait for
+    /// the destage (or the read-ahead's last sector) the mechanism has already taken.
+    fn committed(&self, req: &Request, now: Nanos) -> Nanos {
+        let d = self.device.lock();
+        let r = disk_request(req);
+        d.positioning_time(&r, now)
+            .saturating_sub(d.media_positioning_time(&r, now))
+    }
+
     fn costly(&self) -> bool {
         true
     }

@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Aging, Policy};
 use crate::estimator::PositionEstimator;
-use crate::request::{ClassId, Nanos, Request, RequestId, DEFAULT_WEIGHT, MS};
+use crate::request::{ClassId, ContextId, Nanos, Request, RequestId, DEFAULT_WEIGHT, MS};
 
 /// How long the class in service keeps the disk: BFQ's `timeout_sync`, the longest a BFQ
 /// queue holds it. Turns cost a seek each; CFQ's 100 ms (`slice_sync`) cost two readers of
@@ -247,8 +247,18 @@ impl<P: Policy> Policy for Sliced<P> {
     }
 
     fn completed(&mut self, req: &Request, service: Nanos, now: Nanos) {
+        self.completed_own(req, service, service, now);
+    }
+
+    /// Every queue is made alike: the pool's answers for all.
+    fn charges_own_time(&self) -> bool {
+        self.pool.policy.charges_own_time()
+    }
+
+    /// The slices are charged the whole service; the queue is told both.
+    fn completed_own(&mut self, req: &Request, service: Nanos, own: Nanos, now: Nanos) {
         if self.pool_only() {
-            return self.pool.policy.completed(req, service, now);
+            return self.pool.policy.completed_own(req, service, own, now);
         }
         let unit = self.unit;
         let class = self.key(req.class);
@@ -267,7 +277,7 @@ impl<P: Policy> Policy for Sliced<P> {
                 u64::try_from(w).unwrap_or(u64::MAX)
             };
             slot.clock = slot.clock.saturating_add(weighted);
-            slot.policy.completed(req, service, now);
+            slot.policy.completed_own(req, service, own, now);
         });
     }
 
@@ -324,6 +334,12 @@ impl<P: Policy + Aging> Aging for Sliced<P> {
     fn aging_credit(&self) -> Nanos {
         self.chosen_in_service()
             .map_or(0, |s| s.policy.aging_credit())
+    }
+
+    /// As the queue of `class` tells it.
+    fn starved(&self, ctx: ContextId, class: ClassId) -> bool {
+        self.slot(self.key(class))
+            .is_some_and(|s| s.policy.starved(ctx, class))
     }
 }
 

@@ -185,6 +185,7 @@ pub static OWN: &[OwnScheduler] = &[
         build: |name, t, env| {
             let rule = AgedSptfRule {
                 sptf: sptf_rule(t, env),
+                trip_paid: None,
             };
             wrap(name, aged_sptf(t), rule, t, env)
         },
@@ -197,6 +198,7 @@ pub static OWN: &[OwnScheduler] = &[
         build: |name, t, env| {
             let rule = AgedSptfRule {
                 sptf: sptf_rule(t, env),
+                trip_paid: None,
             };
             wrap(name, rw_sptf(t), rule, t, env)
         },
