@@ -110,35 +110,45 @@ pub struct RwSptf {
 /// single exponential. The epoch moves forward now and then, before the scale overflows.
 #[derive(Debug, Default)]
 struct Shares {
-    /// Synchronous requests pending per context. A context's entry stays when its count
-    /// falls to 0 (most contexts come back at once, and a hash removal and insertion per
-    /// request was a tenth of a decision), until the next pruning.
-    waiting: HashMap<ContextId, u32>,
-    /// The contexts with a count above 0 in `waiting`.
-    contexts_waiting: usize,
-    /// Each context's scaled disk time.
-    served: HashMap<ContextId, f64>,
-    /// Every context's together, scaled likewise.
+    /// Per context: its synchronous requests pending and its scaled disk time, in one map
+    /// (one look-up where a request arrives, leaves or is served). An entry stays when its
+    /// count falls to 0 (most contexts come back at once: a removal and an insertion per
+    /// request were a tenth of a decision), until the next pruning.
+    contexts: HashMap<ContextId, Share>,
+    /// The contexts with a synchronous request pending.
+    waiting: usize,
+    /// Every context's disk time together, scaled likewise.
     total: f64,
     epoch: Nanos,
-    /// Completions since `served` was last rid of contexts whose time has decayed away.
+    /// Completions since `contexts` was last rid of contexts with nothing pending whose time
+    /// has decayed away.
     since_pruned: usize,
+}
+
+/// One context's part of [`Shares`].
+#[derive(Clone, Copy, Debug, Default)]
+struct Share {
+    waiting: u32,
+    served: f64,
 }
 
 /// How far (in graces) the epoch may fall behind: `e^256` is far inside an `f64`.
 const RESCALE_AFTER: f64 = 256.0;
 
 impl Shares {
-    fn arrived(&mut self, ctx: ContextId) {
-        let n = self.waiting.entry(ctx).or_default();
-        *n += 1;
-        self.contexts_waiting += usize::from(*n == 1);
+    /// Counts a synchronous request of `ctx` as pending: its grace.
+    fn arrived(&mut self, ctx: ContextId) -> Nanos {
+        let share = self.contexts.entry(ctx).or_default();
+        share.waiting += 1;
+        let share = *share;
+        self.waiting += usize::from(share.waiting == 1);
+        self.grace_of(share)
     }
 
     fn left(&mut self, ctx: ContextId) {
-        if let Some(n) = self.waiting.get_mut(&ctx).filter(|n| **n > 0) {
-            *n -= 1;
-            self.contexts_waiting -= usize::from(*n == 0);
+        if let Some(s) = self.contexts.get_mut(&ctx).filter(|s| s.waiting > 0) {
+            s.waiting -= 1;
+            self.waiting -= usize::from(s.waiting == 0);
         }
     }
 
@@ -146,48 +156,60 @@ impl Shares {
         let mut age = now.saturating_sub(self.epoch) as f64 / SYNC_GRACE as f64;
         if age > RESCALE_AFTER {
             let down = (-age).exp();
-            self.served.values_mut().for_each(|v| *v *= down);
+            self.contexts.values_mut().for_each(|s| s.served *= down);
             self.total *= down;
             self.epoch = now;
             age = 0.0;
         }
         let scaled = service as f64 * age.exp();
-        *self.served.entry(ctx).or_default() += scaled;
+        self.contexts.entry(ctx).or_default().served += scaled;
         self.total += scaled;
         // A context that has gone (a chain's member) would stay forever: forget, now and
-        // then, the ones whose time has decayed to nothing beside everyone's.
+        // then, the ones with nothing pending whose time has decayed to nothing beside
+        // everyone's.
         self.since_pruned += 1;
-        if self.since_pruned >= self.served.len().max(64) {
+        if self.since_pruned >= self.contexts.len().max(64) {
             self.since_pruned = 0;
             let floor = self.total * 1e-6;
-            self.served.retain(|_, v| *v > floor);
-            self.waiting.retain(|_, n| *n > 0);
+            self.contexts
+                .retain(|_, s| s.waiting > 0 || s.served > floor);
         }
-    }
-
-    /// The contexts other than `ctx` with a synchronous request pending.
-    fn others_waiting(&self, ctx: ContextId) -> usize {
-        let itself = self.waiting.get(&ctx).is_some_and(|n| *n > 0);
-        self.contexts_waiting - usize::from(itself)
     }
 
     /// Whether `ctx`, waiting or about to, is starved: at least two others wait, and it had
     /// less than [`STARVED_SHARE`] of its fair share of the recent disk time (the share of
     /// the contexts waiting, itself counted).
     fn starved(&self, ctx: ContextId) -> bool {
-        let others = self.others_waiting(ctx);
+        self.starved_with(self.share(ctx))
+    }
+
+    fn share(&self, ctx: ContextId) -> Share {
+        self.contexts.get(&ctx).copied().unwrap_or_default()
+    }
+
+    /// The contexts other than the one of `share` with a synchronous request pending.
+    fn others_waiting(&self, share: Share) -> usize {
+        self.waiting - usize::from(share.waiting > 0)
+    }
+
+    fn starved_with(&self, share: Share) -> bool {
+        let others = self.others_waiting(share);
         if others < 2 {
             return false;
         }
         let fair = self.total / (others + 1) as f64;
-        let had = self.served.get(&ctx).copied().unwrap_or(0.0);
-        had < STARVED_SHARE * fair
+        share.served < STARVED_SHARE * fair
     }
 
     /// The grace of a synchronous request of `ctx` (already counted as waiting).
+    #[cfg(test)]
     fn grace(&self, ctx: ContextId) -> Nanos {
-        if self.starved(ctx) {
-            SYNC_GRACE / self.others_waiting(ctx) as Nanos
+        self.grace_of(self.share(ctx))
+    }
+
+    fn grace_of(&self, share: Share) -> Nanos {
+        if self.starved_with(share) {
+            SYNC_GRACE / self.others_waiting(share) as Nanos
         } else {
             SYNC_GRACE
         }
@@ -237,8 +259,7 @@ impl Policy for RwSptf {
         if Self::is_background(&req) {
             self.writes.enqueue(req, now);
         } else {
-            self.shares.arrived(req.context);
-            let grace = self.shares.grace(req.context);
+            let grace = self.shares.arrived(req.context);
             self.sync.enqueue_with_grace(req, grace, now);
         }
     }
@@ -461,7 +482,7 @@ mod tests {
         let later = 1_000 * SYNC_GRACE;
         s.served(a, 100 * MS, later);
         assert_eq!(s.epoch, later);
-        assert!(s.total.is_finite() && s.served.values().all(|v| v.is_finite()));
+        assert!(s.total.is_finite() && s.contexts.values().all(|v| v.served.is_finite()));
         assert_eq!(s.grace(b), SYNC_GRACE / 2);
         assert_eq!(s.grace(a), SYNC_GRACE);
     }
