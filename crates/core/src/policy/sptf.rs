@@ -158,7 +158,7 @@ impl Sptf {
 }
 
 /// Requests kept by (sector, id), walked outward from `head`: the nearer of the next below
-/// and the next above first (below on a tie), each with its distance. A walk that stops once
+/// and the next above first (above on a tie), each with its distance. A walk that stops once
 /// an estimator's lower bound at the distance reached passes its best looks at a few of
 /// thousands ([`Sptf`], and each age class of `as-rw-sptf`'s queue).
 pub(crate) fn outward<V>(
@@ -174,18 +174,7 @@ pub(crate) fn outward<V>(
     .map(|(d, (k, v))| (d, k, v))
 }
 
-/// [`outward`] over a slice sorted by `sector`.
-pub(crate) fn outward_in_slice<T>(
-    by_sector: &[T],
-    head: u64,
-    sector: impl Fn(&T) -> u64,
-) -> impl Iterator<Item = (u64, &T)> {
-    let split = by_sector.partition_point(|t| sector(t) < head);
-    let (below, above) = by_sector.split_at(split);
-    merge_outward(below.iter().rev(), above.iter(), head, move |t| sector(t))
-}
-
-/// The items below `head` (going down) and above it (going up) merged nearest first, below on
+/// The items below `head` (going down) and above it (going up) merged nearest first, above on
 /// a tie, each with its distance.
 fn merge_outward<T>(
     below: impl Iterator<Item = T>,
