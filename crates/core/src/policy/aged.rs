@@ -22,10 +22,9 @@
 //! classes (a second's worth, 25 at `as-rw-sptf`'s rate), each from a binary search for the
 //! head. One walk over every request in sector order would look at fewer, and it did, but
 //! that index cost a tree insertion and removal for every request: with 4,096 contexts, where
-//! most requests are served past their grace, a decision took 4,474 instructions with it and
-//! 3,834 without (the `dispatch_decision` bench's loop under callgrind; 1.84 and 1.32 times
-//! `as-aged-sptf`'s time), with 64, where all are young, 3,696 and 4,522 (1.59 and 1.74
-//! times).
+//! most requests are served past their grace, it was most of a decision's cache misses, and
+//! without it the `dispatch_decision` bench's decision went from 1.8 to 1.3 times
+//! `as-aged-sptf`'s; with 64, where all are young, from 1.6 to 1.7 times.
 //!
 //! A request that starts where another pending one ends (a *follower*: the second of a
 //! stream's read-ahead requests issued together, the next block of a write-back run) is not
@@ -51,10 +50,9 @@
 //! Narrow windows make a class's bound nearly its requests' keys, but a decision then walks
 //! more classes; wide ones hold more requests in each class that the bound cannot tell apart.
 //! One worth [`CLASS_CREDIT_NS`] of credit, about a third of a random request's positioning
-//! time, cost the fewest instructions per decision with 4,096 contexts (the `dispatch_decision`
-//! bench under callgrind: 1 ms of credit 5,548, 2 ms 5,047, 4 ms 4,847, 8 ms 5,063). With an
-//! estimator that gives no bound (a device model's) every request is asked about, as SPTF
-//! does.
+//! time, cost the fewest instructions per decision with 4,096 contexts of the widths tried (1,
+//! 2, 4 and 8 ms; 4 ms took an eighth off 1 ms's). With an estimator that gives no bound (a
+//! device model's) every request is asked about, as SPTF does.
 
 use std::collections::{BTreeMap, BTreeSet};
 
