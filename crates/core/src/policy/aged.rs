@@ -91,9 +91,9 @@ pub(crate) struct AgedQueue {
     window: u64,
     /// Every pending request as held (its issue time moved back by a shorter grace,
     /// [`AgedQueue::enqueue_with_grace`]) and its own issue time. The indexes below hold
-    /// only (sector, id): a request is copied once, and their trees stay small.
+    /// only its (sector, id) and held issue time: a request is copied once.
     held: HashMap<RequestId, (Request, Nanos)>,
-    /// Class (held issue time / `window`) to its requests' (sector, id).
+    /// Class (held issue time / `window`) to its requests' (sector, id) and held issue times.
     classes: BTreeMap<u64, Members>,
     /// (issue time, id) of every request, where asked for ([`AgedQueue::tracking_oldest`]):
     /// the oldest without a pass over its class.
@@ -108,7 +108,8 @@ pub(crate) struct AgedQueue {
     few: Option<Vec<Held>>,
 }
 
-/// One age class's requests by (sector, id): in a sorted vector while there are at most
+/// One age class's requests by (sector, id), each with its held issue time (a bound on its
+/// key that needs no look-up): in a sorted vector while there are at most
 /// [`CLASS_IN_VECTOR`] (a class holds what arrived in one window, and with many contexts that
 /// is a handful: a tree's searches cost more than the vector's moves), in a tree past it (a
 /// write-back flood puts thousands in one window of the writes' queue).
