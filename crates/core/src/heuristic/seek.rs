@@ -86,7 +86,16 @@ pub struct AgedSptfRule {
     pub sptf: SptfRule,
     /// The starved context last waited for on the trip's account, and when the request of
     /// its that the wait followed completed.
-    pub trip_paid: Option<(ContextId, Nanos)>,
+    trip_paid: Option<(ContextId, Nanos)>,
+}
+
+impl AgedSptfRule {
+    pub fn new(sptf: SptfRule) -> Self {
+        Self {
+            sptf,
+            trip_paid: None,
+        }
+    }
 }
 
 impl<P: Policy + Aging> Heuristic<P> for AgedSptfRule {

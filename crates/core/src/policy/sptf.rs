@@ -165,33 +165,18 @@ pub(crate) fn outward<V>(
     by_sector: &BTreeMap<(u64, RequestId), V>,
     head: u64,
 ) -> impl Iterator<Item = (u64, &(u64, RequestId), &V)> {
-    merge_outward(
-        by_sector.range(..(head, RequestId(0))).rev(),
-        by_sector.range((head, RequestId(0))..),
-        head,
-        |(k, _)| k.0,
-    )
-    .map(|(d, (k, v))| (d, k, v))
-}
-
-/// The items below `head` (going down) and above it (going up) merged nearest first, above on
-/// a tie, each with its distance.
-fn merge_outward<T>(
-    below: impl Iterator<Item = T>,
-    above: impl Iterator<Item = T>,
-    head: u64,
-    sector: impl Fn(&T) -> u64,
-) -> impl Iterator<Item = (u64, T)> {
-    let (mut below, mut above) = (below.peekable(), above.peekable());
+    let mut below = by_sector.range(..(head, RequestId(0))).rev().peekable();
+    let mut above = by_sector.range((head, RequestId(0))..).peekable();
     std::iter::from_fn(move || {
-        let down = below.peek().map(|t| head - sector(t));
-        let up = above.peek().map(|t| sector(t) - head);
-        match (down, up) {
-            (None, None) => None,
-            (Some(d), Some(u)) if d < u => below.next().map(|t| (d, t)),
-            (Some(d), None) => below.next().map(|t| (d, t)),
-            (_, Some(u)) => above.next().map(|t| (u, t)),
-        }
+        let down = below.peek().map(|(&(sector, _), _)| head - sector);
+        let up = above.peek().map(|(&(sector, _), _)| sector - head);
+        let (d, (k, v)) = match (down, up) {
+            (None, None) => return None,
+            (Some(d), Some(u)) if d < u => (d, below.next()?),
+            (Some(d), None) => (d, below.next()?),
+            (_, Some(u)) => (u, above.next()?),
+        };
+        Some((d, k, v))
     })
 }
 

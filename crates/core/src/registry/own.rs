@@ -183,10 +183,7 @@ pub static OWN: &[OwnScheduler] = &[
         policy: AGED_SPTF_TUNABLES,
         heuristic: Some(COST_BENEFIT_TUNABLES),
         build: |name, t, env| {
-            let rule = AgedSptfRule {
-                sptf: sptf_rule(t, env),
-                trip_paid: None,
-            };
+            let rule = AgedSptfRule::new(sptf_rule(t, env));
             wrap(name, aged_sptf(t), rule, t, env)
         },
     },
@@ -196,10 +193,7 @@ pub static OWN: &[OwnScheduler] = &[
         policy: RW_SPTF_TUNABLES,
         heuristic: Some(COST_BENEFIT_CHAINS_TUNABLES),
         build: |name, t, env| {
-            let rule = AgedSptfRule {
-                sptf: sptf_rule(t, env),
-                trip_paid: None,
-            };
+            let rule = AgedSptfRule::new(sptf_rule(t, env));
             wrap(name, rw_sptf(t), rule, t, env)
         },
     },
