@@ -187,7 +187,7 @@ pub(crate) mod testutil {
         match kind {
             0 => Box::new(head_at(head)),
             1 => Box::new(bumpy_curve_at(head)),
-            _ => Box::new(Unbounded(head_at(head))),
+            _ => Box::new(Unbounded::at(head)),
         }
     }
 
@@ -247,21 +247,35 @@ pub(crate) mod testutil {
         e
     }
 
-    /// The seek estimator without its bound, as a device model's exact estimator has none.
-    pub struct Unbounded(pub SeekDistanceEstimator);
+    /// The seek estimator without its bound, as a device model's exact estimator has none;
+    /// it counts the positioning questions it is asked, each a walk through the model there.
+    pub struct Unbounded {
+        seek: SeekDistanceEstimator,
+        pub asked: std::cell::Cell<usize>,
+    }
+
+    impl Unbounded {
+        pub fn at(head: u64) -> Self {
+            Self {
+                seek: head_at(head),
+                asked: Default::default(),
+            }
+        }
+    }
 
     impl PositionEstimator for Unbounded {
         fn name(&self) -> &str {
             "unbounded"
         }
         fn head(&self) -> u64 {
-            self.0.head()
+            self.seek.head()
         }
         fn positioning_time(&self, req: &Request, now: Nanos) -> Nanos {
-            self.0.positioning_time(req, now)
+            self.asked.set(self.asked.get() + 1);
+            self.seek.positioning_time(req, now)
         }
         fn dispatched(&mut self, req: &Request, now: Nanos) {
-            self.0.dispatched(req, now)
+            self.seek.dispatched(req, now)
         }
     }
 }
