@@ -206,6 +206,10 @@ enum Msg {
 
 struct Shared {
     queue: Mutex<Vec<Msg>>,
+    /// The loop's statistics as it ended, set under `queue`'s lock when the loop goes:
+    /// [`Runtime::stats`] returns them from then on instead of queuing a question that no
+    /// loop would answer.
+    last_stats: Mutex<Option<Stats>>,
     wake: OwnedFd,
     sleeping: AtomicBool,
     closed: AtomicBool,
@@ -217,9 +221,15 @@ struct Shared {
     recent_latency: std::sync::atomic::AtomicU64,
 }
 
+/// Takes `m`'s lock, whether or not a thread panicked holding it: what the runtime guards stays
+/// consistent across a panic (a queue of messages, the final statistics).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl Shared {
     fn push(&self, m: Msg) {
-        self.queue.lock().unwrap_or_else(|e| e.into_inner()).push(m);
+        lock(&self.queue).push(m);
         self.wake_loop();
     }
 
@@ -231,7 +241,7 @@ impl Shared {
     /// check could be queued after the loop's last look and never be answered.
     fn push_io(&self, io: NewIo) -> bool {
         {
-            let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            let mut q = lock(&self.queue);
             if self.closed.load(Ordering::SeqCst) {
                 return false;
             }
@@ -245,7 +255,7 @@ impl Shared {
     /// ones accepted ([`Shared::push_io`]); once only.
     fn close(&self) {
         {
-            let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            let mut q = lock(&self.queue);
             if self.closed.swap(true, Ordering::SeqCst) {
                 return;
             }
@@ -306,6 +316,7 @@ impl Runtime {
         let wake = unsafe { OwnedFd::from_raw_fd(efd) };
         let shared = Arc::new(Shared {
             queue: Mutex::new(Vec::new()),
+            last_stats: Mutex::new(None),
             wake,
             sleeping: AtomicBool::new(false),
             closed: AtomicBool::new(false),
@@ -526,11 +537,23 @@ impl Runtime {
     }
 
     /// A snapshot of the statistics.
+    ///
+    /// Once the loop has ended (after [`close`](Self::close) from another thread), the final
+    /// statistics. The question is queued under the queue's lock, which the ending loop takes
+    /// to leave its final statistics and answer what is queued: so either the loop answers, or
+    /// the final statistics are there.
     pub fn stats(&self) -> Stats {
         let (tx, rx) = mpsc::channel();
-        self.shared.push(Msg::Stats(tx));
+        {
+            let mut q = lock(&self.shared.queue);
+            if let Some(s) = lock(&self.shared.last_stats).clone() {
+                return s;
+            }
+            q.push(Msg::Stats(tx));
+        }
+        self.shared.wake_loop();
         rx.recv()
-            .expect("the event loop answers while the runtime lives")
+            .expect("the event loop answers, or leaves its final statistics, before it goes")
     }
 
     /// Stops accepting requests, drains everything accepted, joins the loop and returns the
@@ -614,15 +637,24 @@ impl Drop for Loop {
         for (_, slot, r) in self.results.drain(..) {
             slot.fulfil(r);
         }
-        // Under the queue's lock, as `Shared::push_io` reads the flag: nothing is queued after.
+        // Under the queue's lock, as `Shared::push_io` reads the flag and `Runtime::stats` the
+        // final statistics: nothing is queued after.
+        let last = self.snapshot();
         let msgs = {
-            let mut q = self.shared.queue.lock().unwrap_or_else(|e| e.into_inner());
+            let mut q = lock(&self.shared.queue);
             self.shared.closed.store(true, Ordering::SeqCst);
+            *lock(&self.shared.last_stats) = Some(last.clone());
             std::mem::take(&mut *q)
         };
         for m in msgs {
-            if let Msg::Io(io) = m {
-                io.slot.fulfil(Err(IoError::LoopFailed));
+            match m {
+                Msg::Io(io) => {
+                    io.slot.fulfil(Err(IoError::LoopFailed));
+                }
+                Msg::Stats(tx) => {
+                    let _ = tx.send(last.clone());
+                }
+                Msg::Exited(_) | Msg::Weight(..) | Msg::Shutdown => {}
             }
         }
     }
@@ -884,8 +916,7 @@ impl Loop {
     }
 
     fn drain_queue(&mut self, now: Nanos) {
-        let msgs =
-            std::mem::take(&mut *self.shared.queue.lock().unwrap_or_else(|e| e.into_inner()));
+        let msgs = std::mem::take(&mut *lock(&self.shared.queue));
         for m in msgs {
             match m {
                 Msg::Io(io) => {

@@ -272,6 +272,49 @@ fn requests_after_shutdown_began_are_refused_not_lost() {
     assert_eq!(s.failed, 0);
 }
 
+/// Statistics asked for from other threads while the runtime closes are all answered: by the
+/// loop while it runs, and with its final statistics once it has gone. A question queued after
+/// the loop's last look used to wait forever (or panic, its channel dropped by the loop).
+#[test]
+fn statistics_asked_across_a_close_are_answered_with_the_final_ones() {
+    if !io_uring_or_skip("statistics_asked_across_a_close") {
+        return;
+    }
+    let rt = Arc::new(Runtime::start(Backend::null(1 << 20), noop(), Options::default()).unwrap());
+    for i in 0..100u64 {
+        rt.read(Ctx::new(1, 0), i * 512, 512).unwrap();
+    }
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let askers: Vec<_> = (0..2)
+        .map(|_| {
+            let (rt, done_tx) = (rt.clone(), done_tx.clone());
+            std::thread::spawn(move || {
+                let mut last = 0;
+                for _ in 0..5000 {
+                    let s = rt.stats();
+                    assert!(s.completed >= last, "statistics went backwards");
+                    last = s.completed;
+                }
+                done_tx.send(last).unwrap();
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    rt.close();
+    for _ in 0..2 {
+        let last = done_rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("a statistics question went unanswered after close");
+        assert_eq!(last, 100);
+    }
+    for a in askers {
+        a.join().unwrap();
+    }
+    let after = rt.stats();
+    let s = Arc::into_inner(rt).unwrap().shutdown();
+    assert_eq!((after.completed, s.completed), (100, 100));
+}
+
 #[test]
 fn calibration_times_the_device_not_the_hand_off_to_the_loop() {
     if !io_uring_or_skip("calibration_times_the_device") {
