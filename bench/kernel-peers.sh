@@ -84,6 +84,7 @@ FIO_PID=""
 TRACING=""    # set while this script has the blk tracer on
 TRACE_PID=""
 T=/sys/kernel/tracing
+TRACEFS_MOUNTED=""  # set when this script mounted tracefs at $T itself (and unmounts it)
 CG_PREFIX="antsched-kp-$$"
 MOUNT_LOGS=$D
 # The loop driver and BFQ may be modules (built in, modprobe does nothing).
@@ -129,6 +130,7 @@ kp_cleanup() {
     FIO_PID=""
   fi
   trace_off
+  if [ -n "$TRACEFS_MOUNTED" ]; then umount "$T" 2>/dev/null || true; fi
   detach_loop
   cleanup
   if [ -n "$MOUNT_DIR" ] && mountpoint -q "$MOUNT_DIR"; then umount -l "$MOUNT_DIR" 2>/dev/null || true; fi
@@ -226,6 +228,19 @@ tunables() {
   done
   echo "$out"
 }
+
+# Where tracefs is not mounted (a container's /sys, a minimal boot), mount it for the run, so
+# that BFQ's log is read rather than skipped; kp_cleanup unmounts what was mounted here.
+mount_tracefs() {
+  [ "$TRACE" = 1 ] && [ ! -f "$T/current_tracer" ] && grep -qw tracefs /proc/filesystems \
+    || return 0
+  if mount -t tracefs nodev "$T" 2>/dev/null; then
+    TRACEFS_MOUNTED=1
+  else
+    echo "kernel-peers: tracefs is not mounted at $T and could not be; BFQ's log is skipped" >&2
+  fi
+}
+mount_tracefs
 
 can_trace() {
   [ "$TRACE" = 1 ] && [ -f "$T/current_tracer" ] && [ "$(cat "$T/current_tracer")" = nop ] \
