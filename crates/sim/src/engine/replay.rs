@@ -279,10 +279,37 @@ impl<'a> Simulation<'a> {
         self.replay_wake();
     }
 
-    /// Looks at every process a read woke.
+    /// Has every process a read woke look at its records, each in an event of its own and in
+    /// the order the trace woke them: a job's issuers that start at one instant issue one per
+    /// event, the first one's request dispatched before the next arrives, and so do the
+    /// processes of a trace whose first records share a time. (Looked at at once, in any
+    /// order, they were all queued before the first decision, and SPTF, choosing among them,
+    /// started two streams in another order than the job: with Aged-SPTF the phase between
+    /// them, and the throughput, then differ.)
     fn replay_wake(&mut self) {
-        while let Some(p) = self.replay.as_mut().and_then(|rp| rp.woken.pop()) {
-            self.replay_advance(p);
+        let Some(rp) = self.replay.as_mut() else {
+            return;
+        };
+        // Taken and given back, so that its allocation serves every wake.
+        let mut woken = std::mem::take(&mut rp.woken);
+        for &p in &woken {
+            self.replay_look(p);
+        }
+        woken.clear();
+        if let Some(rp) = self.replay.as_mut() {
+            rp.woken = woken;
+        }
+    }
+
+    /// Schedules process `p`'s look at its records now, unless one is already scheduled.
+    fn replay_look(&mut self, p: usize) {
+        let Some(rp) = self.replay.as_mut() else {
+            return;
+        };
+        let proc = &mut rp.procs[p];
+        if !proc.scheduled {
+            proc.scheduled = true;
+            self.at(self.now, Event::Replay(p));
         }
     }
 
@@ -416,8 +443,18 @@ impl<'a> Simulation<'a> {
             l.sim_done = Some(now);
         }
         self.last_completion = self.last_completion.max(now);
-        self.replay_advance(p);
-        self.replay_wake();
+        // A next record due at once is issued in an event of its own, after the scheduler has
+        // decided on this completion: with a think time of 0 (a trace whose issue times equal
+        // the completions before them) it would otherwise be queued before the decision, and
+        // the replay would never show the deceptive idleness that the same workload run as a
+        // job shows (the engine's rule, at the top of engine.rs). A later one is scheduled
+        // for its time, as before.
+        if rp.due(p).is_some_and(|t| t <= now) {
+            self.replay_look(p);
+        } else {
+            self.replay_advance(p);
+            self.replay_wake();
+        }
     }
 
     /// The replay's contexts for the report, with `mb_s` and `share` of the run.
