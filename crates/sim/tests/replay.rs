@@ -57,6 +57,17 @@ fn job_as_iolog(text: &str, spec: &str) -> (RunReport, String) {
     (report, log)
 }
 
+/// The replay's throughput within `tolerance` (a fraction) of the job's.
+fn assert_throughput_within(spec: &str, replay: &RunReport, job: &RunReport, tolerance: f64) {
+    let ratio = replay.throughput_mb_s / job.throughput_mb_s;
+    assert!(
+        (1.0 - tolerance..=1.0 + tolerance).contains(&ratio),
+        "{spec}: replay {:.3} MB/s, job {:.3} MB/s",
+        replay.throughput_mb_s,
+        job.throughput_mb_s
+    );
+}
+
 #[test]
 fn a_known_job_written_as_a_fio_log_replays_closed_loop_to_its_requests_bytes_and_throughput() {
     // A direct, synchronous random reader: each application I/O is one disk request, so its
@@ -72,13 +83,7 @@ fn a_known_job_written_as_a_fio_log_replays_closed_loop_to_its_requests_bytes_an
         assert_eq!(seen.len() as u64, requests);
         assert_eq!(r.bytes, 64 << 20, "{spec}: every byte of the log replayed");
         assert_eq!(r.bytes, sim.bytes);
-        let ratio = r.throughput_mb_s / sim.throughput_mb_s;
-        assert!(
-            (0.95..=1.05).contains(&ratio),
-            "{spec}: replay {:.3} MB/s, job {:.3} MB/s",
-            r.throughput_mb_s,
-            sim.throughput_mb_s
-        );
+        assert_throughput_within(spec, &r, &sim, 0.05);
     }
 }
 
@@ -133,13 +138,7 @@ fn readers_that_never_think_replay_to_the_jobs_throughput() {
             seen[0].1, 0,
             "{spec}: the first process's request goes first"
         );
-        let ratio = r.throughput_mb_s / sim.throughput_mb_s;
-        assert!(
-            (0.98..=1.02).contains(&ratio),
-            "{spec}: replay {:.3} MB/s, job {:.3} MB/s",
-            r.throughput_mb_s,
-            sim.throughput_mb_s
-        );
+        assert_throughput_within(spec, &r, &sim, 0.02);
     }
 }
 
