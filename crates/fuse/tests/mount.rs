@@ -725,3 +725,45 @@ fn sixty_four_processes_read_and_write_at_once_and_every_byte_is_right() {
          compared byte for byte, {writes} rounds of writes, every byte right"
     );
 }
+
+/// The real-time priorities (`rt_priority`) of this process's threads in the `SCHED_FIFO`
+/// class, from `/proc/self/task/*/stat` (fields 40 and 41).
+fn realtime_priorities() -> Vec<u32> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").unwrap() {
+        let Ok(stat) = std::fs::read_to_string(task.unwrap().path().join("stat")) else {
+            continue; // the thread ended
+        };
+        // Past the command name, which may hold spaces: field 3 onwards.
+        let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+        let (priority, policy) = (fields[40 - 3], fields[41 - 3]);
+        if policy == "1" {
+            out.push(priority.parse().unwrap());
+        }
+    }
+    out
+}
+
+/// The mount's event loop runs in the real-time class, and so does a FUSE worker once it has
+/// timed a transfer, one priority below: on a busy machine an ordinary worker's wake-up waits
+/// for the running thread's time slice, longer than anticipation waits for a program's next
+/// request. (Other tests' mounts in this binary may add threads of their own; without the
+/// workers' rule no thread here has priority 1.)
+#[test]
+fn a_worker_that_timed_a_transfer_runs_in_the_real_time_class_below_the_loop() {
+    if !fuse_or_skip(
+        "a_worker_that_timed_a_transfer_runs_in_the_real_time_class_below_the_loop",
+        &[],
+    ) {
+        return;
+    }
+    let t = TempDir::new("realtime");
+    let (b, m) = t.backing_and_mountpoint();
+    std::fs::write(b.join("f"), bytes(5, 1 << 20)).unwrap();
+    let s = serve(&fast_config(&b, &m));
+    assert_eq!(std::fs::read(m.join("f")).unwrap(), bytes(5, 1 << 20));
+    let priorities = realtime_priorities();
+    s.unmount();
+    assert!(priorities.contains(&2), "the event loop: {priorities:?}");
+    assert!(priorities.contains(&1), "a worker: {priorities:?}");
+}
