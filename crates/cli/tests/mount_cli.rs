@@ -344,3 +344,111 @@ fn fsynced_data_survives_kill_9_of_the_mount() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// fio, which CI installs; elsewhere a test that needs it skips with a printed reason.
+fn fio_or_skip(test: &str) -> bool {
+    let ok = Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok && std::env::var("ANTSCHED_REQUIRE_FUSE").as_deref() == Ok("1") {
+        panic!("{test}: fio is not installed and ANTSCHED_REQUIRE_FUSE=1 forbids skipping");
+    }
+    if !ok {
+        eprintln!("skipping {test}: fio is not installed");
+    }
+    ok
+}
+
+/// Issue 19's round trip as a user makes it: two fio readers (`psync`, direct, 64 KiB) on
+/// the mount of the paper's disk, recorded with `--record F --record-format blkparse`, and
+/// the recording replayed closed loop (`antsched sim --trace F`) under the same scheduler give
+/// the same throughput within 5%: fio's bytes over its runtime against the replay's. The
+/// recording keeps each process's think times through FUSE and fio and the order the mount
+/// served them in, so the replay runs what the mount ran, whatever the machine's load.
+#[test]
+fn a_run_recorded_on_the_mount_replays_to_its_own_throughput() {
+    let test = "a_run_recorded_on_the_mount_replays_to_its_own_throughput";
+    if !fuse_or_skip(test) || !fio_or_skip(test) {
+        return;
+    }
+    for sched in ["aged-sptf", "as-aged-sptf"] {
+        let s = Scratch::new(&format!("roundtrip-{sched}"));
+        // At their size before the mount, so that fio reads them without laying them out.
+        for f in ["r1", "r2"] {
+            std::fs::write(s.b().join(f), vec![7u8; 32 << 20]).unwrap();
+        }
+        let job = s.0.join("two-readers.fio");
+        std::fs::write(
+            &job,
+            "[global]\nioengine=psync\ndirect=1\nrw=read\nbs=64k\nsize=32m\nruntime=3s\n\
+             time_based\n[r1]\nfilename=r1\n[r2]\nfilename=r2\n",
+        )
+        .unwrap();
+        let rec = s.0.join("rec.blk");
+        let child = bin()
+            .args(["mount", "--scheduler", sched, "--record-format", "blkparse"])
+            .arg("--record")
+            .arg(&rec)
+            .arg(s.b())
+            .arg(s.m())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_mounted(&s.m());
+        let fio = Command::new("fio")
+            .arg("--output-format=json")
+            .arg(&job)
+            .current_dir(s.m())
+            .output()
+            .unwrap();
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let mount = child.wait_with_output().unwrap();
+        assert!(
+            fio.status.success(),
+            "{sched}: fio: {}",
+            String::from_utf8_lossy(&fio.stderr)
+        );
+        assert!(
+            mount.status.success(),
+            "{sched}: mount: {}",
+            String::from_utf8_lossy(&mount.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&fio.stdout).unwrap();
+        let jobs = v["jobs"].as_array().unwrap();
+        let bytes: f64 = jobs
+            .iter()
+            .map(|j| j["read"]["io_bytes"].as_f64().unwrap())
+            .sum();
+        let runtime_s = jobs
+            .iter()
+            .map(|j| j["read"]["runtime"].as_f64().unwrap())
+            .fold(0.0, f64::max)
+            / 1e3;
+        let real = bytes / runtime_s / 1e6;
+
+        let out = s.0.join("replay.json");
+        let sim = bin()
+            .args(["sim", "--scheduler", sched, "--trace"])
+            .arg(&rec)
+            .arg("--json")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            sim.status.success(),
+            "{sched}: {}",
+            String::from_utf8_lossy(&sim.stderr)
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let replayed = v["runs"][0]["throughput_mb_s"].as_f64().unwrap();
+        eprintln!("{sched}: fio on the mount {real:.2} MB/s, its recording replayed {replayed:.2}");
+        assert!(
+            (replayed / real - 1.0).abs() <= 0.05,
+            "{sched}: fio on the mount {real:.2} MB/s, its recording replayed {replayed:.2}"
+        );
+    }
+}
