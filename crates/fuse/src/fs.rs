@@ -890,7 +890,7 @@ impl AntFs {
             len,
             file_len,
         } = span;
-        realtime_worker();
+        worker_class(&self.shared.rt);
         let (context, ctx) = self.ctx(req);
         let runs = {
             let mut l = self.shared.layout.lock().unwrap_or_else(|e| e.into_inner());
@@ -1945,21 +1945,34 @@ pub fn open_root(path: &Path) -> std::io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// Puts the calling FUSE worker in the real-time class (`SCHED_FIFO`, below the event loop's
-/// priority) the first time it times a transfer, where allowed (root). A completion reaches the
-/// program through the worker that waits for it, and the program's next request through a
-/// worker that reads it from the kernel: two wake-ups on the path that anticipation times. On a
-/// busy machine an ordinary thread's wake-up waits for the running thread's time slice, about
-/// 1.5 ms on two cores, which outlasts the wait for the next request (its 95th-percentile think
-/// time and 1 ms), so the disk went to another process at every such delay. The workers block
-/// on the kernel or on a ticket between requests, so they take no time from the programs.
-fn realtime_worker() {
+/// Keeps the calling FUSE worker in the real-time class (`SCHED_FIFO`, below the event loop's
+/// priority) while the device's requests take a millisecond or more, where allowed (root); in
+/// the ordinary class otherwise.
+///
+/// A completion reaches the program through the worker that waits for it, and the program's
+/// next request through a worker that reads it from the kernel: two wake-ups on the path that
+/// anticipation times. On a busy machine an ordinary thread's wake-up waits for the running
+/// thread's time slice, about 1.5 ms on two cores, which outlasts the wait for the next request
+/// (its 95th-percentile think time and 1 ms), so the disk went to another process at every
+/// such delay. On a disk the workers sleep through their requests, and the class costs the
+/// programs nothing. On a device that answers in a tenth of a millisecond (`--disk nvme-ssd`)
+/// the workers are much of what keeps the CPU busy, a wake-up delay is no longer small beside
+/// a request, and there the class only took the CPU from the programs: four fio readers beside
+/// a busy loop lost a tenth of their requests a second.
+fn worker_class(rt: &Runtime) {
     thread_local! {
-        static TRIED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// The class this worker last asked for: `Some(true)` real-time.
+        static REALTIME: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
     }
-    TRIED.with(|t| {
-        if !t.replace(true) {
-            let _ = antsched_io::clock::set_realtime(1);
+    let want = rt.recent_latency().is_none_or(|l| l >= antsched_core::MS);
+    REALTIME.with(|r| {
+        if r.get() != Some(want) {
+            r.set(Some(want));
+            let _ = if want {
+                antsched_io::clock::set_realtime(1)
+            } else {
+                antsched_io::clock::set_ordinary()
+            };
         }
     });
 }

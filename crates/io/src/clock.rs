@@ -104,3 +104,16 @@ pub fn set_realtime(priority: i32) -> std::io::Result<()> {
         Err(std::io::Error::last_os_error())
     }
 }
+
+/// Puts the calling thread back in the ordinary class (`SCHED_OTHER`), from the real-time one
+/// [`set_realtime`] put it in.
+pub fn set_ordinary() -> std::io::Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` is a valid sched_param; pid 0 is the calling thread.
+    let r = unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}

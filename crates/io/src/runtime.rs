@@ -536,6 +536,15 @@ impl Runtime {
         self.shared.push(Msg::Weight(class, weight));
     }
 
+    /// The device's recent latency (dispatch to completion, a decayed average), once a request
+    /// has completed.
+    pub fn recent_latency(&self) -> Option<Nanos> {
+        match self.shared.recent_latency.load(Ordering::Relaxed) {
+            u64::MAX => None,
+            l => Some(l),
+        }
+    }
+
     /// A snapshot of the statistics.
     ///
     /// Once the loop has ended (after [`close`](Self::close) from another thread), the final
