@@ -93,24 +93,21 @@ pub fn tighten_timer_slack() {
 /// runs this way blocks or spins only up to a deadline, so it cannot monopolize a core, and
 /// the kernel's real-time throttling bounds it anyway.
 pub fn set_realtime(priority: i32) -> std::io::Result<()> {
-    let param = libc::sched_param {
-        sched_priority: priority,
-    };
-    // SAFETY: `param` is a valid sched_param; pid 0 is the calling thread.
-    let r = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    set_class(libc::SCHED_FIFO, priority)
 }
 
 /// Puts the calling thread back in the ordinary class (`SCHED_OTHER`), from the real-time one
 /// [`set_realtime`] put it in.
 pub fn set_ordinary() -> std::io::Result<()> {
-    let param = libc::sched_param { sched_priority: 0 };
+    set_class(libc::SCHED_OTHER, 0)
+}
+
+fn set_class(policy: libc::c_int, priority: i32) -> std::io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
     // SAFETY: `param` is a valid sched_param; pid 0 is the calling thread.
-    let r = unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) };
+    let r = unsafe { libc::sched_setscheduler(0, policy, &param) };
     if r == 0 {
         Ok(())
     } else {

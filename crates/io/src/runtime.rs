@@ -63,7 +63,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 
 use antsched_core::{
@@ -209,7 +209,7 @@ struct Shared {
     /// The loop's statistics as it ended, set under `queue`'s lock when the loop goes:
     /// [`Runtime::stats`] returns them from then on instead of queuing a question that no
     /// loop would answer.
-    last_stats: Mutex<Option<Stats>>,
+    last_stats: OnceLock<Stats>,
     wake: OwnedFd,
     sleeping: AtomicBool,
     closed: AtomicBool,
@@ -221,8 +221,8 @@ struct Shared {
     recent_latency: std::sync::atomic::AtomicU64,
 }
 
-/// Takes `m`'s lock, whether or not a thread panicked holding it: what the runtime guards stays
-/// consistent across a panic (a queue of messages, the final statistics).
+/// Takes `m`'s lock, whether or not a thread panicked holding it: the queue of messages it
+/// guards stays consistent across a panic.
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -316,7 +316,7 @@ impl Runtime {
         let wake = unsafe { OwnedFd::from_raw_fd(efd) };
         let shared = Arc::new(Shared {
             queue: Mutex::new(Vec::new()),
-            last_stats: Mutex::new(None),
+            last_stats: OnceLock::new(),
             wake,
             sleeping: AtomicBool::new(false),
             closed: AtomicBool::new(false),
@@ -555,8 +555,8 @@ impl Runtime {
         let (tx, rx) = mpsc::channel();
         {
             let mut q = lock(&self.shared.queue);
-            if let Some(s) = lock(&self.shared.last_stats).clone() {
-                return s;
+            if let Some(s) = self.shared.last_stats.get() {
+                return s.clone();
             }
             q.push(Msg::Stats(tx));
         }
@@ -652,7 +652,7 @@ impl Drop for Loop {
         let msgs = {
             let mut q = lock(&self.shared.queue);
             self.shared.closed.store(true, Ordering::SeqCst);
-            *lock(&self.shared.last_stats) = Some(last.clone());
+            let _ = self.shared.last_stats.set(last.clone());
             std::mem::take(&mut *q)
         };
         for m in msgs {
