@@ -293,7 +293,7 @@ impl<'a> Simulation<'a> {
         // Taken and given back, so that its allocation serves every wake.
         let mut woken = std::mem::take(&mut rp.woken);
         for &p in &woken {
-            self.replay_look(p);
+            self.replay_look_at(p, self.now);
         }
         woken.clear();
         if let Some(rp) = self.replay.as_mut() {
@@ -301,15 +301,15 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    /// Schedules process `p`'s look at its records now, unless one is already scheduled.
-    fn replay_look(&mut self, p: usize) {
+    /// Schedules process `p`'s look at its records at `t`, unless one is already scheduled.
+    fn replay_look_at(&mut self, p: usize, t: Nanos) {
         let Some(rp) = self.replay.as_mut() else {
             return;
         };
         let proc = &mut rp.procs[p];
         if !proc.scheduled {
             proc.scheduled = true;
-            self.at(self.now, Event::Replay(p));
+            self.at(t, Event::Replay(p));
         }
     }
 
@@ -336,10 +336,7 @@ impl<'a> Simulation<'a> {
             match due {
                 Some(t) if t <= self.now => {}
                 Some(t) => {
-                    if !proc.scheduled {
-                        proc.scheduled = true;
-                        self.at(t, Event::Replay(p));
-                    }
+                    self.replay_look_at(p, t);
                     return;
                 }
                 None => {
@@ -450,7 +447,7 @@ impl<'a> Simulation<'a> {
         // job shows (the engine's rule, at the top of engine.rs). A later one is scheduled
         // for its time, as before.
         if rp.due(p).is_some_and(|t| t <= now) {
-            self.replay_look(p);
+            self.replay_look_at(p, now);
         } else {
             self.replay_advance(p);
             self.replay_wake();
