@@ -244,6 +244,9 @@ impl ContextStats {
 
 #[cfg(test)]
 mod tests {
+    use rand::{RngExt, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
     use super::*;
     use crate::request::MS;
 
@@ -306,12 +309,9 @@ mod tests {
         for limit in limits {
             assert!(!h.median_is_below(limit, &cfg), "empty, {limit}");
         }
-        let mut x: u64 = 7;
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
         for _ in 0..2_000 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            h.record((x >> 33) % (16 * MS), &cfg);
+            h.record(rng.random_range(0..16 * MS), &cfg);
             let median = h.median(&cfg).unwrap();
             for limit in limits
                 .into_iter()
