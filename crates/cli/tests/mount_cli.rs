@@ -10,12 +10,24 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn fuse_or_skip(test: &str) -> bool {
+/// Whether this test can run here (root, `/dev/fuse`, and the programs in `tools`). Prints why
+/// not and returns false, or panics under `ANTSCHED_REQUIRE_FUSE=1` (CI).
+fn fuse_or_skip(test: &str, tools: &[&str]) -> bool {
     // SAFETY: geteuid has no preconditions.
     let why = if unsafe { libc::geteuid() } != 0 {
         Some("not root".to_string())
+    } else if let Err(e) = antsched_fuse::fuse_device_ok() {
+        Some(e)
     } else {
-        antsched_fuse::fuse_device_ok().err()
+        tools
+            .iter()
+            .find(|t| {
+                !Command::new(t)
+                    .arg("--version")
+                    .output()
+                    .is_ok_and(|o| o.status.success())
+            })
+            .map(|t| format!("{t} is not installed"))
     };
     match why {
         None => true,
@@ -79,7 +91,10 @@ fn wait_mounted(path: &Path) {
 
 #[test]
 fn sigterm_unmounts_cleanly_and_prints_the_final_statistics() {
-    if !fuse_or_skip("sigterm_unmounts_cleanly_and_prints_the_final_statistics") {
+    if !fuse_or_skip(
+        "sigterm_unmounts_cleanly_and_prints_the_final_statistics",
+        &[],
+    ) {
         return;
     }
     let s = Scratch::new("sigterm");
@@ -186,7 +201,7 @@ fn bad_paths_are_refused_with_a_clear_error_and_nothing_mounted() {
 
 #[test]
 fn an_unreadable_backing_directory_is_a_clear_error() {
-    if !fuse_or_skip("an_unreadable_backing_directory_is_a_clear_error") {
+    if !fuse_or_skip("an_unreadable_backing_directory_is_a_clear_error", &[]) {
         return;
     }
     use std::os::unix::fs::PermissionsExt;
@@ -211,7 +226,7 @@ fn an_unreadable_backing_directory_is_a_clear_error() {
 
 #[test]
 fn no_fuse_device_is_a_clear_error() {
-    if !fuse_or_skip("no_fuse_device_is_a_clear_error") {
+    if !fuse_or_skip("no_fuse_device_is_a_clear_error", &[]) {
         return;
     }
     let s = Scratch::new("nofuse");
@@ -241,7 +256,7 @@ fn no_fuse_device_is_a_clear_error() {
 #[test]
 fn fsynced_data_survives_kill_9_of_the_mount() {
     use std::io::{Seek, SeekFrom, Write};
-    if !fuse_or_skip("fsynced_data_survives_kill_9_of_the_mount") {
+    if !fuse_or_skip("fsynced_data_survives_kill_9_of_the_mount", &[]) {
         return;
     }
     let s = Scratch::new("kill9");
@@ -345,21 +360,6 @@ fn fsynced_data_survives_kill_9_of_the_mount() {
     );
 }
 
-/// fio, which CI installs; elsewhere a test that needs it skips with a printed reason.
-fn fio_or_skip(test: &str) -> bool {
-    let ok = Command::new("fio")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok && std::env::var("ANTSCHED_REQUIRE_FUSE").as_deref() == Ok("1") {
-        panic!("{test}: fio is not installed and ANTSCHED_REQUIRE_FUSE=1 forbids skipping");
-    }
-    if !ok {
-        eprintln!("skipping {test}: fio is not installed");
-    }
-    ok
-}
-
 /// Issue 19's round trip as a user makes it: two fio readers (`psync`, direct, 64 KiB) on
 /// the mount of the paper's disk, recorded with `--record F --record-format blkparse`, and
 /// the recording replayed closed loop (`antsched sim --trace F`) under the same scheduler give
@@ -369,7 +369,7 @@ fn fio_or_skip(test: &str) -> bool {
 #[test]
 fn a_run_recorded_on_the_mount_replays_to_its_own_throughput() {
     let test = "a_run_recorded_on_the_mount_replays_to_its_own_throughput";
-    if !fuse_or_skip(test) || !fio_or_skip(test) {
+    if !fuse_or_skip(test, &["fio"]) {
         return;
     }
     for sched in ["aged-sptf", "as-aged-sptf"] {
