@@ -1951,14 +1951,16 @@ pub fn open_root(path: &Path) -> std::io::Result<OwnedFd> {
 ///
 /// A completion reaches the program through the worker that waits for it, and the program's
 /// next request through a worker that reads it from the kernel: two wake-ups on the path that
-/// anticipation times. On a busy machine an ordinary thread's wake-up waits for the running
-/// thread's time slice, about 1.5 ms on two cores, which outlasts the wait for the next request
-/// (its 95th-percentile think time and 1 ms), so the disk went to another process at every
-/// such delay. On a disk the workers sleep through their requests, and the class costs the
-/// programs nothing. On a device that answers in a tenth of a millisecond (`--disk nvme-ssd`)
-/// the workers are much of what keeps the CPU busy, a wake-up delay is no longer small beside
-/// a request, and there the class only took the CPU from the programs: four fio readers beside
-/// a busy loop lost a tenth of their requests a second.
+/// anticipation times. On a busy machine an ordinary thread's wake-up may wait for the running
+/// thread's time slice (the mount's recordings on two busy cores show such delays at 1.5 to
+/// 1.6 ms), which outlasts the wait for the next request (its 95th-percentile think time and
+/// 1 ms), so the disk went to another process at every such delay. On a disk the workers sleep
+/// through their requests, and the class costs the programs nothing. On a device that answers
+/// in a tenth of a millisecond (`--disk nvme-ssd`) the workers are much of what keeps the CPU
+/// busy, a wake-up delay is no longer small beside a request, and there the class took the CPU
+/// from the programs: four fio readers beside a busy loop made 7,595 to 8,229 requests a second
+/// in three runs (10,272 in a fourth, which left the busy loop a sixth of its work), where
+/// ordinary workers made 8,805 to 9,347.
 fn worker_class(rt: &Runtime) {
     thread_local! {
         /// The class this worker last asked for: `Some(true)` real-time.
