@@ -68,16 +68,17 @@ use crate::request::{Nanos, Request, RequestId, MS};
 pub const CLASS_CREDIT_NS: f64 = 4.0 * MS as f64;
 
 /// The order of gradual aging: positioning time plus `rate` times the issue time, or times
-/// `now - grace` for a request younger than `grace`; that is positioning time less `rate`
-/// times the wait beyond the grace, shifted by `rate * (now - grace)` for every request.
+/// `cutoff` (`now - grace`) for a request issued after it; that is positioning time less
+/// `rate` times the wait beyond the grace, shifted by `rate * cutoff` for every request. A
+/// cutoff of 0 is SPTF's order.
 pub(crate) fn aged_key(
     est: &dyn PositionEstimator,
     r: &Request,
     now: Nanos,
     rate: f64,
-    grace: Nanos,
+    cutoff: Nanos,
 ) -> f64 {
-    est.positioning_time(r, now) as f64 + rate * r.issued.min(now.saturating_sub(grace)) as f64
+    est.positioning_time(r, now) as f64 + rate * r.issued.min(cutoff) as f64
 }
 
 /// Pending requests in age classes, each in sector order; see the module documentation.
@@ -347,18 +348,34 @@ impl AgedQueue {
     /// The request of least `positioning + rate * issued` (then oldest, then lowest id) among
     /// those that follow no pending request, and its credit for its wait, ns.
     #[inline]
-    pub(crate) fn choose<'a>(
-        &'a self,
+    pub(crate) fn choose(
+        &self,
         est: &dyn PositionEstimator,
         now: Nanos,
     ) -> Option<(Request, Nanos)> {
+        // Requests issued before this have waited past the grace and earn credit.
+        self.choose_from(est, now, now.saturating_sub(self.grace))
+    }
+
+    /// The request [`AgedQueue::choose`] would choose if no wait earned credit: SPTF's choice
+    /// among the requests that follow no pending one (`as-rw-sptf`'s turns).
+    #[inline]
+    pub(crate) fn choose_unaged(&self, est: &dyn PositionEstimator, now: Nanos) -> Option<Request> {
+        self.choose_from(est, now, 0).map(|(r, _)| r)
+    }
+
+    /// The choice in the order of [`aged_key`] with `cutoff`.
+    fn choose_from<'a>(
+        &'a self,
+        est: &dyn PositionEstimator,
+        now: Nanos,
+        cutoff: Nanos,
+    ) -> Option<(Request, Nanos)> {
         if let Some(v) = &self.few {
-            return self.choose_among_few(v, est, now);
+            return self.choose_among_few(v, est, now, cutoff);
         }
         let head = est.head();
         let nearest_bound = est.lower_bound(0) as f64;
-        // Requests issued before this have waited past the grace and earn credit.
-        let cutoff = now.saturating_sub(self.grace);
         type Best<'a> = Option<((f64, Nanos, RequestId), &'a (Request, Nanos))>;
         let mut best: Best = None;
         let consider = |sector: u64, id: RequestId, best: &mut Best<'a>| {
@@ -371,7 +388,7 @@ impl AgedQueue {
             }
             let held = &self.held[&id];
             let r = &held.0;
-            let key = (aged_key(est, r, now, self.rate, self.grace), r.issued, r.id);
+            let key = (aged_key(est, r, now, self.rate, cutoff), r.issued, r.id);
             if best.is_none_or(|(k, _)| key < k) {
                 *best = Some((key, held));
             }
@@ -442,7 +459,7 @@ impl AgedQueue {
             walk_class(members, opened, &mut best);
         }
         let (_, (r, own)) = best?;
-        Some(self.chosen(r, *own, now))
+        Some(self.chosen(r, *own, cutoff))
     }
 
     /// [`AgedQueue::choose`] while there are few: a pass over them all.
@@ -451,6 +468,7 @@ impl AgedQueue {
         v: &[Held],
         est: &dyn PositionEstimator,
         now: Nanos,
+        cutoff: Nanos,
     ) -> Option<(Request, Nanos)> {
         let mut best: Option<((f64, Nanos, RequestId), &Held)> = None;
         for held in v {
@@ -458,19 +476,19 @@ impl AgedQueue {
             if held.follows > 0 {
                 continue;
             }
-            let key = (aged_key(est, r, now, self.rate, self.grace), r.issued, r.id);
+            let key = (aged_key(est, r, now, self.rate, cutoff), r.issued, r.id);
             if best.is_none_or(|(k, _)| key < k) {
                 best = Some((key, held));
             }
         }
         let (_, held) = best?;
-        Some(self.chosen(&held.req, held.own, now))
+        Some(self.chosen(&held.req, held.own, cutoff))
     }
 
     /// The choice of the held request `r`, issued at `own`: it with its own issue time, and
-    /// its credit for its wait.
-    fn chosen(&self, r: &Request, own: Nanos, now: Nanos) -> (Request, Nanos) {
-        let credit = self.rate * now.saturating_sub(self.grace).saturating_sub(r.issued) as f64;
+    /// its credit for its wait past `cutoff`.
+    fn chosen(&self, r: &Request, own: Nanos, cutoff: Nanos) -> (Request, Nanos) {
+        let credit = self.rate * cutoff.saturating_sub(r.issued) as f64;
         let mut r = *r;
         r.issued = own;
         (r, credit as Nanos)
@@ -567,16 +585,21 @@ mod tests {
             for _ in 0..picks.min(all.len()) {
                 let est = estimator_at(estimator, head);
                 let (walk, credit) = q.choose(est.as_ref(), now).unwrap();
-                let pass = all
-                    .iter()
-                    .filter(|r| !all.iter().any(|o| o.sectors > 0 && o.end() == r.sector))
-                    .min_by(|a, b| {
-                        let ka = (aged_key(est.as_ref(), a, now, rate, grace), a.issued, a.id);
-                        let kb = (aged_key(est.as_ref(), b, now, rate, grace), b.issued, b.id);
-                        ka.partial_cmp(&kb).unwrap()
-                    })
-                    .unwrap();
-                prop_assert_eq!(walk.id, pass.id);
+                let pass = |cutoff: Nanos| {
+                    all.iter()
+                        .filter(|r| !all.iter().any(|o| o.sectors > 0 && o.end() == r.sector))
+                        .min_by(|a, b| {
+                            let ka = (aged_key(est.as_ref(), a, now, rate, cutoff), a.issued, a.id);
+                            let kb = (aged_key(est.as_ref(), b, now, rate, cutoff), b.issued, b.id);
+                            ka.partial_cmp(&kb).unwrap()
+                        })
+                        .unwrap()
+                        .id
+                };
+                prop_assert_eq!(walk.id, pass(now.saturating_sub(grace)));
+                // Without aging, SPTF's choice (the followers still waiting).
+                let unaged = q.choose_unaged(est.as_ref(), now).unwrap();
+                prop_assert_eq!(unaged.id, pass(0));
                 let waited = (now - grace).saturating_sub(walk.issued);
                 prop_assert_eq!(credit, (rate * waited as f64) as Nanos);
                 let oldest = all.iter().min_by_key(|r| (r.issued, r.id)).unwrap();
