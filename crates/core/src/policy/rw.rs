@@ -524,6 +524,30 @@ mod tests {
         assert!(!s.starved(b));
     }
 
+    /// Contexts 1 and 2 have had the disk and 3 and 4 never have, each with a request at
+    /// `t0` (ten seconds in, so that a shortened grace can move an issue time back). Seek
+    /// estimator: 1 ns a sector. 3 arrives with two others waiting, so it ages after half a
+    /// third of the grace; 4 with three, after half a quarter. At `t0` + 300 ms 3's credit
+    /// (13.3 ms) takes it 9 ms away; 4's (17.5 ms) is short of its 14 ms by more.
+    fn two_starved(extra: &[Request]) -> (RwSptf, Nanos) {
+        let mut p = policy();
+        let t0 = 10 * SEC;
+        p.completed(&req(90, 1, 0, 0), 100 * MS, t0);
+        p.completed(&req(91, 2, 0, 0), 100 * MS, t0);
+        for (id, ctx, sector) in [(1, 1, 1_000), (2, 2, 5_000_000), (3, 3, 9_000_000)] {
+            p.enqueue(req(id, ctx, sector, t0), t0);
+        }
+        p.enqueue(req(4, 4, 14_000_000, t0), t0);
+        for r in extra {
+            p.enqueue(*r, t0);
+        }
+        let t = t0 + 300 * MS;
+        assert_eq!(p.choose(&head_at(0), t).unwrap().id, RequestId(3));
+        assert!(p.aging_credit() > 0);
+        p.dispatch(RequestId(3), t).unwrap();
+        (p, t)
+    }
+
     /// A starved context that its credit brings to the disk keeps it for its turn: its next
     /// request goes before another starved context's overdue one, and when it has nothing
     /// pending the overdue one is the candidate, told as uncredited so that the anticipation
@@ -531,56 +555,29 @@ mod tests {
     /// orders the choice again.
     #[test]
     fn a_starved_context_keeps_the_disk_for_its_turn() {
-        let mut p = policy();
-        // Contexts 1 and 2 have had the disk; 3 and 4 never have. (Ten seconds in, so that
-        // a shortened grace can move an issue time back.)
-        let t0 = 10 * SEC;
-        p.completed(&req(90, 1, 0, 0), 100 * MS, t0);
-        p.completed(&req(91, 2, 0, 0), 100 * MS, t0);
-        // Seek estimator: 1 ns a sector. 3 arrives with two others waiting: its turn is a
-        // third of the grace and it ages after half that; 4 arrives with three: a quarter,
-        // aging after an eighth.
-        p.enqueue(req(1, 1, 1_000, t0), t0);
-        p.enqueue(req(2, 2, 5_000_000, t0), t0);
-        p.enqueue(req(3, 3, 9_000_000, t0), t0);
-        p.enqueue(req(4, 4, 14_000_000, t0), t0);
-        let turn = SYNC_GRACE / 3;
-        // At 300 ms 3's credit (13.3 ms) takes it 9 ms away; 4's (17.5 ms) is short of its
-        // 14 ms by more.
-        let t = t0 + 300 * MS;
-        assert_eq!(p.choose(&head_at(0), t).unwrap().id, RequestId(3));
-        assert!(p.aging_credit() > 0);
-        p.dispatch(RequestId(3), t).unwrap();
+        let (mut p, t) = two_starved(&[]);
+        // Its turn: the grace over the four contexts waiting when it was chosen.
+        let until = t + SYNC_GRACE / 4;
         // 3's next request, 0.5 ms on, goes before 4's, 4.5 ms on with 18.5 ms of credit.
-        let head = 9_000_128;
-        p.enqueue(req(5, 3, 9_500_000, t + 10 * MS), t + 10 * MS);
-        assert_eq!(
-            p.choose(&head_at(head), t + 10 * MS).unwrap().id,
-            RequestId(5)
-        );
+        let at = t + 10 * MS;
+        p.enqueue(req(5, 3, 9_500_000, at), at);
+        assert_eq!(p.choose(&head_at(9_000_128), at).unwrap().id, RequestId(5));
         assert_eq!(p.aging_credit(), 0);
-        p.dispatch(RequestId(5), t + 10 * MS).unwrap();
+        p.dispatch(RequestId(5), at).unwrap();
         // 3 has nothing pending: 4's overdue request is the candidate, told uncredited.
-        let head = 9_500_128;
-        assert_eq!(
-            p.choose(&head_at(head), t + 20 * MS).unwrap().id,
-            RequestId(4)
-        );
+        let head = head_at(9_500_128);
+        assert_eq!(p.choose(&head, t + 20 * MS).unwrap().id, RequestId(4));
         assert_eq!(p.aging_credit(), 0);
         // 3 asks again before the anticipation gives up on it: its request goes first.
-        p.enqueue(req(6, 3, 9_600_000, t + 21 * MS), t + 21 * MS);
-        assert_eq!(
-            p.choose(&head_at(head), t + 21 * MS).unwrap().id,
-            RequestId(6)
-        );
-        p.dispatch(RequestId(6), t + 21 * MS).unwrap();
-        // Past the turn, 4's credit wins over 3's nearer request.
-        let after = t + turn;
-        p.enqueue(req(7, 3, 9_700_000, after), after);
-        assert_eq!(
-            p.choose(&head_at(9_600_128), after).unwrap().id,
-            RequestId(4)
-        );
+        let at = t + 21 * MS;
+        p.enqueue(req(6, 3, 9_600_000, at), at);
+        assert_eq!(p.choose(&head, at).unwrap().id, RequestId(6));
+        p.dispatch(RequestId(6), at).unwrap();
+        // To the end of the turn 3's nearer request goes first; then 4's credit wins.
+        p.enqueue(req(7, 3, 9_700_000, until - MS), until - MS);
+        let head = head_at(9_600_128);
+        assert_eq!(p.choose(&head, until - 1).unwrap().id, RequestId(7));
+        assert_eq!(p.choose(&head, until).unwrap().id, RequestId(4));
         assert!(p.aging_credit() > 0);
     }
 
@@ -588,18 +585,7 @@ mod tests {
     /// near to ask for, and credit orders the choice again.
     #[test]
     fn a_turn_ends_when_another_context_is_served() {
-        let mut p = policy();
-        let t0 = 10 * SEC;
-        p.completed(&req(90, 1, 0, 0), 100 * MS, t0);
-        p.completed(&req(91, 2, 0, 0), 100 * MS, t0);
-        p.enqueue(req(1, 1, 1_000, t0), t0);
-        p.enqueue(req(2, 2, 5_000_000, t0), t0);
-        p.enqueue(req(3, 3, 9_000_000, t0), t0);
-        p.enqueue(req(4, 4, 14_000_000, t0), t0);
-        p.enqueue(req(5, 4, 20_000_000, t0), t0);
-        let t = t0 + 300 * MS;
-        assert_eq!(p.choose(&head_at(0), t).unwrap().id, RequestId(3));
-        p.dispatch(RequestId(3), t).unwrap();
+        let (mut p, t) = two_starved(&[req(5, 4, 20_000_000, 10 * SEC)]);
         // 3 has nothing pending and the anticipation does not wait: 4's request goes.
         assert_eq!(p.choose(&head_at(9_000_128), t).unwrap().id, RequestId(4));
         p.dispatch(RequestId(4), t).unwrap();
