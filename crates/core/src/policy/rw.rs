@@ -53,8 +53,8 @@
 //!   keeps it for its turn: while its turn lasts, its requests go in SPTF order whatever
 //!   credit the others have earned, and the anticipation weighs waiting for its next request
 //!   by positioning alone (as if no credit had made the choice). The turn ends when it runs
-//!   out or when another context's request is dispatched (the context had nothing near to
-//!   ask for). Without it, once most contexts are starved the oldest credit takes the disk at
+//!   out or when another context's request is dispatched (the context had nothing pending
+//!   that was nearer, and the anticipation did not wait for it). Without it, once most contexts are starved the oldest credit takes the disk at
 //!   every decision the current context leaves open: sixteen sequential readers of 32 KB
 //!   blocks switched after 40 ms (the median visit; Linux's AS, which checks its FIFO every
 //!   125 ms, after 128), and got 0.949 of AS's throughput with the worst at 0.73 MB/s; with
@@ -491,10 +491,9 @@ mod tests {
         assert!(!p.aging_overrode());
     }
 
-    /// A context short of half its fair share ages after its turn of the grace (the grace
-    /// over the contexts waiting, itself counted),
-    /// once at least two others wait; with one other (the SOSP experiments) or its share
-    /// had, it keeps the whole grace.
+    /// A context short of half its fair share ages after half its turn (the grace over the
+    /// contexts waiting, itself counted), once at least two others wait; with one other (the
+    /// SOSP experiments) or its share had, it keeps the whole grace.
     #[test]
     fn a_starved_context_ages_sooner_only_among_several() {
         let mut s = Shares::default();
