@@ -17,7 +17,7 @@ think times); each is plain fio with antsched's own options where it needs them.
 
 Prints one line per job and seed and the count that pass; writes every figure to
 $ANTSCHED_BENCH_DIR/mixes/mixes.json (ANTSCHED_BENCH_DIR=/tmp/antsched-bench by default). Runs
-only the simulator: nothing to install or clean up. About 10 s on two cores.
+only the simulator: nothing to install or clean up. About 3 s on two cores.
 """
 
 import argparse

@@ -42,7 +42,7 @@
 //!   the recent disk time (decayed over the grace, the share of the contexts waiting) has a
 //!   *turn* of the grace: the grace divided among the contexts waiting, itself counted, so
 //!   that each of them can be served once within one grace. Its requests age after half its
-//!   turn ([`STARVED_SHARE`] of it), so that with the credit a switch needs (a seek and a
+//!   turn ([`STARVED_AGES_AFTER`]), so that with the credit a switch needs (a seek and a
 //!   rotation, some 15 ms on the paper's disk: 150 ms of waiting) it wins about when its
 //!   turn comes. With one other, as in every SOSP experiment, nothing changes; the contexts
 //!   that have their share keep the whole grace, so the streams still switch rarely among
@@ -97,6 +97,8 @@ pub const ASYNC_AGING: f64 = 0.002;
 pub const DEFAULT_WRITE_EXPIRE: Nanos = SEC;
 /// A context with less than this part of its fair share of the recent disk time is starved.
 pub const STARVED_SHARE: f64 = 0.5;
+/// The part of its turn after which a starved context's requests earn credit.
+pub const STARVED_AGES_AFTER: f64 = 0.5;
 pub const DEFAULT_WRITE_BATCH_EXPIRE: Nanos = 125 * MS;
 pub const DEFAULT_READ_BATCH_EXPIRE: Nanos = 600 * MS;
 
@@ -236,7 +238,7 @@ impl Shares {
 
     fn grace_of(&self, share: Share) -> Nanos {
         if self.starved_with(share) {
-            (STARVED_SHARE * self.turn_of(share) as f64) as Nanos
+            (STARVED_AGES_AFTER * self.turn_of(share) as f64) as Nanos
         } else {
             SYNC_GRACE
         }
@@ -268,9 +270,13 @@ impl RwSptf {
     /// The synchronous requests' choice, and the credit the heuristic is told it has.
     fn choose_sync(&mut self, est: &dyn PositionEstimator, now: Nanos) -> Option<(Request, Nanos)> {
         if let Some(turn) = self.turn.filter(|t| now < t.until) {
-            let nearest = self.sync.choose_unaged(est, now)?;
-            if nearest.context == turn.context {
-                return Some((nearest, 0));
+            // A context with nothing pending (one that never thinks, asked about at its own
+            // completion) needs no pass in SPTF order to tell that it has nothing nearest.
+            if self.shares.share(turn.context).waiting > 0 {
+                let nearest = self.sync.choose_unaged(est, now)?;
+                if nearest.context == turn.context {
+                    return Some((nearest, 0));
+                }
             }
             // The context has nothing pending, or another's request is nearer: the aged
             // choice, told as uncredited, so that the anticipation weighs waiting for the
@@ -279,12 +285,14 @@ impl RwSptf {
         }
         self.turn = None;
         let (req, credit) = self.sync.choose(est, now)?;
-        let share = self.shares.share(req.context);
-        if credit > 0 && self.shares.starved_with(share) {
-            self.turn = Some(Turn {
-                context: req.context,
-                until: now.saturating_add(self.shares.turn_of(share)),
-            });
+        if credit > 0 {
+            let share = self.shares.share(req.context);
+            if self.shares.starved_with(share) {
+                self.turn = Some(Turn {
+                    context: req.context,
+                    until: now.saturating_add(self.shares.turn_of(share)),
+                });
+            }
         }
         Some((req, credit))
     }
