@@ -470,8 +470,8 @@ fn a_random_reader_beside_a_stream_a_thinker_and_write_back_gets_its_turn() {
 
 /// Sixteen sequential readers of 32 KB blocks (`examples/jobs/sixteen-readers.fio` with half
 /// its block size). Once most of them are starved, the oldest credit took the disk at every
-/// decision the reader being served left open, and visits ended after a read-ahead window
-/// (40 ms the median): 0.949 of Linux's AS's throughput. A starved context now keeps the disk
+/// decision the reader being served left open, and visits ended after about a read-ahead
+/// window: 0.949 of Linux's AS's throughput. A starved context now keeps the disk
 /// for its turn.
 #[test]
 fn sixteen_readers_keep_the_disk_for_their_turns() {

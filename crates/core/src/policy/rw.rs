@@ -54,13 +54,14 @@
 //!   credit the others have earned, and the anticipation weighs waiting for its next request
 //!   by positioning alone (as if no credit had made the choice). The turn ends when it runs
 //!   out or when another context's request is dispatched (the context had nothing pending
-//!   that was nearer, and the anticipation did not wait for it). Without it, once most contexts are starved the oldest credit takes the disk at
-//!   every decision the current context leaves open: sixteen sequential readers of 32 KB
-//!   blocks switched after 40 ms (the median visit; Linux's AS, which checks its FIFO every
-//!   125 ms, after 128), and got 0.949 of AS's throughput with the worst at 0.73 MB/s; with
-//!   turns, after 67 ms, 0.957 and 0.81. Of the turn's length: the grace over the contexts
-//!   waiting keeps every wait within a second or so; twice that made some requests of twelve
-//!   or more readers wait over 2 s.
+//!   that was nearer, and the anticipation did not wait for it). Without it, once most
+//!   contexts are starved the oldest credit takes the disk at every decision the current
+//!   context leaves open, and a visit lasts about a read-ahead window (Linux's AS, which
+//!   checks its FIFO every 125 ms, stays that long): sixteen sequential readers of 32 KB
+//!   blocks got 0.949 of AS's throughput with the worst at 0.73 MB/s; with turns, 0.957 and
+//!   0.81. Of the turn's length: the grace over the contexts waiting keeps every wait within
+//!   a second or so; in a trial, twice that made some requests of twelve or more readers wait
+//!   over 2 s.
 //!
 //! - **Lower first among adjacent requests.** A request that starts where another pending
 //!   one ends waits for it ([`AgedQueue`]'s followers): SPTF that prices the rotation would
