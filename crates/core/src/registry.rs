@@ -379,7 +379,7 @@ pub mod tunables {
     tunable!(
         READ_BATCH_EXPIRE,
         "read_batch_expire",
-        "600ms",
+        "800ms",
         POSITIVE,
         "rw-sptf: after the writes' turn, synchronous requests keep the disk at least this long (Linux AS's read_batch_expire, 500ms there)"
     );
