@@ -214,13 +214,16 @@ fn equilibrium(runs: &[MemRun]) -> Experiment {
                         let (f1, f2) = (mean_cache(f, 0, t0, t1), mean_cache(f, 1, t0, t1));
                         f1 / (f1 + f2)
                     });
-                e.why(share_why(
+                // One reason for both shares: it gives the faster reminder's share beside the
+                // one-second reminder's.
+                let why = share_why(
                     r,
                     (t0, t1),
                     (m1, m2),
                     model_share,
                     fast.map(|s| s / model_share),
-                ));
+                );
+                e.why(why.clone());
                 if let Some(share) = fast {
                     e.row(
                         &at(&format!(
@@ -230,6 +233,7 @@ fn equilibrium(runs: &[MemRun]) -> Experiment {
                         Some(model_share),
                         share,
                     );
+                    e.why(why);
                 }
                 let h1 = hit_rate_between(r, 0, t0, t1) / h_even;
                 let h2 = hit_rate_between(r, 1, t0, t1) / h_even;
