@@ -28,8 +28,9 @@
 //!   `read_batch_expire` (800 ms) before the next write batch. Linux AS reads for 500 ms
 //!   between write batches, but its write batches end early (it shortens its count of writes
 //!   per batch when one overruns, and a batch yields to an expired read); ours run their full
-//!   125 ms, so under a flood they would take a fifth of the disk. The longer read turn caps
-//!   the writes at about an eighth: against CAS Table 1's flood, the writer then goes at
+//!   125 ms, so under a flood they would take a fifth of the disk. With the longer read turn
+//!   they take 13% of it under CAS Table 1's flood (`antsched sim
+//!   antsched-out/jobs/cas-table1.fio --scheduler as-rw-sptf:estimator=calibrated`), and the writer goes at
 //!   least as fast as under Linux AS and the reader finishes within 5% of AS's time
 //!   (`antsched paper`'s comparison), where 600 ms slowed the reader by a tenth and 1 s left
 //!   the writer slower than under AS. (With 600 ms the reader was within 5% while the disk
@@ -63,7 +64,7 @@
 //!   context leaves open, and a visit lasts about a read-ahead window (Linux's AS, which
 //!   checks its FIFO every 125 ms, stays that long): sixteen sequential readers of 32 KB
 //!   blocks got 0.949 of AS's throughput with the worst at 0.73 MB/s; with turns, 0.957 and
-//!   0.81. Of the turn's length: the grace over the contexts waiting keeps every wait within
+//!   0.81 (with the floor at two thirds, below, 0.958 and 0.88). Of the turn's length: the grace over the contexts waiting keeps every wait within
 //!   a second or so; in a trial, twice that made some requests of twelve or more readers wait
 //!   over 2 s.
 //!
@@ -106,9 +107,8 @@ pub const DEFAULT_WRITE_EXPIRE: Nanos = SEC;
 /// under them follow its time. With half the fair share, a context served one request a
 /// visit (a reader that skips a megabyte between reads, each read costing a switch) settled
 /// just under the floor: four such readers beside two streams got 0.71 MB/s each where AS
-/// gives 1.63 (`examples/jobs/skipping-readers-vs-streams.fio`). Two thirds gives them 0.92.
-/// Higher, the contexts that think (random readers thinking 7 to 10 ms) are waited for so
-/// often that mixes of think times fall below 95% of the best peer's throughput
+/// gives 1.63 (`examples/jobs/skipping-readers-vs-streams.fio`). Two thirds gives them 0.94
+/// to 0.99. Higher, mixes of think times fall below 95% of the best peer's throughput
 /// (`bench/mixes.py`: 359 of its 372 runs over twelve seeds passed with one half, 372 with two
 /// thirds, 369 with 0.7 and 367 with three quarters). With the calibrated estimator the
 /// mixes of think times lose more: `mix-of-think-times.fio` gets 0.905 of AS's throughput,
