@@ -20,8 +20,12 @@ fn temp_dir(tag: &str) -> PathBuf {
     d
 }
 
+/// Writes a whole file at once, as a cgroup file reads: `std::fs::write` truncates first, and
+/// the controller's thread may read the empty file between the truncation and the write.
 fn write(p: &Path, text: &str) {
-    std::fs::write(p, text).unwrap();
+    let tmp = p.with_extension("tmp");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, p).unwrap();
 }
 
 fn set_psi(p: &Path, total_us: u64) {
@@ -91,12 +95,16 @@ fn the_controller_steps_a_limit_down_and_up_and_restores_it() {
         assert_eq!(s.last().unwrap().event, "senpai_hold");
     }
     let limit_file = dir.join("memory.limit_in_bytes");
+    // The controller writes the limit with `std::fs::write` (a cgroup file takes it whole); on
+    // a plain file a read can fall between its truncation and its write, so read until whole.
     let read_limit = || -> u64 {
-        std::fs::read_to_string(&limit_file)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
+        for _ in 0..100 {
+            if let Ok(v) = std::fs::read_to_string(&limit_file).unwrap().trim().parse() {
+                return v;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        panic!("{} never held a number", limit_file.display());
     };
     assert_eq!(read_limit(), LIMIT_MIN);
     // More anonymous memory: the floor follows it.
