@@ -17,7 +17,10 @@
 // is held at the size it has (the JVM's SoftMaxHeapSize, set through HotSpotDiagnosticMXBean,
 // to the heap committed), and while S is under 10 minutes it is also shrunk by a tenth at each
 // notification (the daemon repeats them every second), and in the paging and thrashing tiers
-// cut at once to the live set with room to move; once S has been
+// collected and cut at once to the live set with room to move (garbage is never used again,
+// p = 0 in the cost of Eq. 4.3, so once the group pages, collecting it is cheaper than paging
+// it whatever S says, by the rule of section 4.3; memd's S can stay above 10 minutes for the
+// first seconds of reclaim, while its estimate of the reclaim rate builds up); once S has been
 // back at S_max (tier plenty) for --grow-after seconds (5), the soft limit climbs back to -Xmx
 // (half the way each second), and the heap may grow again.
 // Shenandoah treats the soft limit as advisory: it starts cycles earlier, but an allocation that a
@@ -174,7 +177,11 @@ public class Multicast {
                 }
                 plentySince = -1;
                 long before = heap().getCommitted();
-                boolean collect = s < gcBelow;
+                boolean paging = tier.equals("paging") || tier.equals("thrashing");
+                // In the paging tiers the group already pages: the garbage goes first, whatever
+                // S (see the header). A cut without a collection would only move the soft
+                // limit, and before the first collection the heap's use is no live set.
+                boolean collect = s < gcBelow || paging;
                 if (collect) collector.request();
                 // Hold the heap at the size it has (S below S_max: no growth). When S is under
                 // 10 minutes, also shrink it by a tenth of its committed size at each
@@ -184,7 +191,6 @@ public class Multicast {
                 // live set of the last collection plus a quarter (at least 8 MB) of room.
                 long live = lastLive > 0 ? lastLive : heap().getUsed();
                 long floor = Math.min(xmx, Math.max(live + Math.max(live / 4, 8L * MB), 16L * MB));
-                boolean paging = tier.equals("paging") || tier.equals("thrashing");
                 long target = paging ? floor : collect ? before - before / 10 : before;
                 long hold = Math.max(floor, target);
                 synchronized (Multicast.class) {
