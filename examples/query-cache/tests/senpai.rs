@@ -23,7 +23,10 @@ fn temp_dir(tag: &str) -> PathBuf {
 /// Writes a whole file at once, as a cgroup file reads: `std::fs::write` truncates first, and
 /// the controller's thread may read the empty file between the truncation and the write.
 fn write(p: &Path, text: &str) {
-    let tmp = p.with_extension("tmp");
+    // Beside the file, under its own whole name: `with_extension` would give every
+    // `memory.*` file the same temporary.
+    let mut tmp = p.as_os_str().to_owned();
+    tmp.push(".tmp");
     std::fs::write(&tmp, text).unwrap();
     std::fs::rename(&tmp, p).unwrap();
 }

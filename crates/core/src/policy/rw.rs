@@ -30,10 +30,10 @@
 //!   per batch when one overruns, and a batch yields to an expired read); ours run their full
 //!   125 ms, so under a flood they would take a fifth of the disk. With the longer read turn
 //!   they take 13% of it under CAS Table 1's flood (`antsched sim
-//!   antsched-out/jobs/cas-table1.fio --scheduler as-rw-sptf:estimator=calibrated`), and the writer goes at
-//!   least as fast as under Linux AS and the reader finishes within 5% of AS's time
-//!   (`antsched paper`'s comparison), where 600 ms slowed the reader by a tenth and 1 s left
-//!   the writer slower than under AS. (With 600 ms the reader was within 5% while the disk
+//!   antsched-out/jobs/cas-table1.fio --scheduler as-rw-sptf:estimator=calibrated`), and the
+//!   writer goes at least as fast as under Linux AS and the reader finishes within 5% of AS's
+//!   time (`antsched paper`'s comparison), where 600 ms slowed the reader by a tenth and 1 s
+//!   left the writer slower than under AS. (With 600 ms the reader was within 5% while the disk
 //!   model settled every write at every track switch, which halved the rate of a stream of
 //!   writes; the write batches then did half the work in their 125 ms.)
 //!
@@ -44,9 +44,9 @@
 //!   1/n: a random reader beside three streams got 0.03 MB/s where Linux's AS, which expires a
 //!   read after 125 ms, gives it 0.13. So a context that had less than two thirds of its fair
 //!   share of the recent disk time (decayed over the grace, the share of the contexts
-//!   waiting; [`STARVED_SHARE`]) has a
-//!   *turn* of the grace: the grace divided among the contexts waiting, itself counted, so
-//!   that each of them can be served once within one grace. Its requests age after half its
+//!   waiting; [`STARVED_SHARE`]) has a *turn* of the grace: the grace divided among the
+//!   contexts waiting, itself counted, so that each of them can be served once within one
+//!   grace. Its requests age after half its
 //!   turn ([`STARVED_AGES_AFTER`]), so that with the credit a switch needs (a seek and a
 //!   rotation, some 15 ms on the paper's disk: 150 ms of waiting) it wins about when its
 //!   turn comes. With one other, as in every SOSP experiment, nothing changes; the contexts
@@ -64,8 +64,8 @@
 //!   context leaves open, and a visit lasts about a read-ahead window (Linux's AS, which
 //!   checks its FIFO every 125 ms, stays that long): sixteen sequential readers of 32 KB
 //!   blocks got 0.949 of AS's throughput with the worst at 0.73 MB/s; with turns, 0.957 and
-//!   0.81 (with the floor at two thirds, below, 0.958 and 0.88). Of the turn's length: the grace over the contexts waiting keeps every wait within
-//!   a second or so; in a trial, twice that made some requests of twelve or more readers wait
+//!   0.81 (with the floor at two thirds, below, 0.958 and 0.88). Of the turn's length: the
+//!   grace over the contexts waiting keeps every wait within a second or so; in a trial, twice that made some requests of twelve or more readers wait
 //!   over 2 s.
 //!
 //! - **Lower first among adjacent requests.** A request that starts where another pending
