@@ -106,7 +106,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 let (reader, share) = trace::open_file(trace, format)?;
                 let f = reader.format();
                 let name = trace.display().to_string();
-                Ok(Replay::new(Box::new(reader), &name, f, opts).fraction(share))
+                // Read on a thread of its own: parsing costs about what simulating does.
+                let records =
+                    trace::Background::spawn(reader).map_err(|source| trace::TraceError::Io {
+                        file: name.clone(),
+                        source,
+                    })?;
+                Ok(Replay::new(Box::new(records), &name, f, opts).fraction(share))
             };
             replay_each(&open, &*disk, &a.schedulers, a.seed, &on_progress)
         }

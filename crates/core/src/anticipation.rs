@@ -352,7 +352,7 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
         // against a reader that had just been served (the reader is never waited for) while
         // the reader's requests lose to the writer's waited-for ones, and a reader against a
         // synchronous sequential writer got one request per aging period.
-        if !cand.drives_anticipation() {
+        if !H::WAITS || !cand.drives_anticipation() {
             return Verdict::GO;
         }
         let Some(last) = self.last else {
@@ -449,7 +449,7 @@ impl<P: Policy, H: Heuristic<P>> Anticipatory<P, H> {
 
     fn dispatch(&mut self, id: RequestId, now: Nanos) -> Option<Request> {
         let req = self.policy.dispatch(id, now)?;
-        if req.drives_anticipation() && !req.continuation {
+        if H::WAITS && req.drives_anticipation() && !req.continuation {
             // Section 3.3: "a weighted average over time of the positioning time for requests
             // from that process, as measured". The estimate from where the head actually is
             // (exact for the exact estimator) is that measurement. A context whose requests

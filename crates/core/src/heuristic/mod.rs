@@ -40,6 +40,12 @@ pub struct Evaluation<'a> {
 
 /// Decides how long to wait for the last context.
 pub trait Heuristic<P>: Send {
+    /// Whether the heuristic can ever wait. One that cannot ([`NeverWait`]) makes the core a
+    /// work-conserving scheduler, which needs none of the statistics the others weigh: the
+    /// core then neither prices the candidate nor measures each dispatch's positioning (with
+    /// the exact estimator, a walk of the device model per request that nothing reads).
+    const WAITS: bool = true;
+
     fn evaluate(&mut self, policy: &P, ev: &Evaluation<'_>) -> Nanos;
 }
 
@@ -49,6 +55,8 @@ pub trait Heuristic<P>: Send {
 pub struct NeverWait;
 
 impl<P> Heuristic<P> for NeverWait {
+    const WAITS: bool = false;
+
     fn evaluate(&mut self, _policy: &P, _ev: &Evaluation<'_>) -> Nanos {
         0
     }

@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 
 use antsched_core::Op;
 
-use super::{cut, fields, int, LineParser, Record};
+use super::{comma_fields, cut, int, LineParser, Record};
 
 /// Windows filetime ticks are 100 ns.
 const TICK: u64 = 100;
@@ -24,11 +24,11 @@ pub struct Msr;
 
 impl LineParser for Msr {
     fn line(&mut self, line: &str, number: u64, out: &mut VecDeque<Record>) -> Result<(), String> {
-        let line = line.trim();
+        let line = line.trim_ascii();
         if line.is_empty() || line.starts_with('#') || line.starts_with("Timestamp,") {
             return Ok(());
         }
-        let (f, n) = fields::<7>(line.split(',').map(str::trim));
+        let (f, n) = comma_fields::<7>(line);
         if n != 7 {
             return Err(format!(
                 "7 fields `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`, found {} in {:?}",

@@ -15,17 +15,17 @@ use std::collections::VecDeque;
 
 use antsched_core::Op;
 
-use super::{cut, decimal_ns, fields, int, LineParser, Record};
+use super::{comma_fields, cut, decimal_ns, int, LineParser, Record};
 
 pub struct Spc;
 
 impl LineParser for Spc {
     fn line(&mut self, line: &str, number: u64, out: &mut VecDeque<Record>) -> Result<(), String> {
-        let line = line.trim();
+        let line = line.trim_ascii();
         if line.is_empty() || line.starts_with('#') {
             return Ok(());
         }
-        let (f, n) = fields::<5>(line.split(',').map(str::trim));
+        let (f, n) = comma_fields::<5>(line);
         if n < 5 {
             return Err(format!(
                 "5 fields `ASU,LBA,Size,Opcode,Timestamp`, found {} in {:?}",

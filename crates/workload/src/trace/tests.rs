@@ -157,6 +157,37 @@ fn decimals_convert_without_rounding() {
     assert_eq!(decimal_ns("1e3", 1), None);
     assert_eq!(decimal_ns(".", 1), None);
     assert_eq!(decimal_ns("99999999999999999999", 1), None);
+    assert_eq!(decimal_ns("7.", 1_000), Some(7_000));
+    // Digits below a nanosecond are dropped, but must be digits.
+    assert_eq!(
+        decimal_ns("1.0000000000000000009", 1_000_000_000),
+        Some(1_000_000_000)
+    );
+    assert_eq!(decimal_ns("1.000000000000000000x", 1_000_000_000), None);
+    assert_eq!(decimal_ns("1.5 ", 1), None);
+    assert_eq!(decimal_ns("", 1), None);
+    assert_eq!(decimal_ns("18446744073709551615", 1), Some(u64::MAX));
+    assert_eq!(decimal_ns("1844674407370955161.6", 10), None);
+}
+
+#[test]
+fn comma_fields_are_trimmed_and_counted_as_split_would() {
+    for line in [
+        "0,20941264,8192,W,0.551706",
+        " a , b ,c",
+        "a,,b,",
+        "",
+        ",",
+        "a,b,c,d,e,f,g",
+    ] {
+        let (f, n) = comma_fields::<3>(line);
+        let split: Vec<&str> = line.split(',').map(str::trim).collect();
+        assert_eq!(n, split.len(), "{line:?}");
+        for (i, field) in f.iter().enumerate() {
+            let want = split.get(i).copied().unwrap_or("");
+            assert_eq!(*field, want, "{line:?} field {i}");
+        }
+    }
 }
 
 #[test]
@@ -202,4 +233,43 @@ fn mutated_samples_never_panic() {
             }
         }
     }
+}
+
+#[test]
+fn a_trace_read_on_a_thread_of_its_own_gives_the_same_records() {
+    use background::{BATCH, BATCHES};
+    use std::io::Cursor;
+    let on_thread = |text: String, format| {
+        let reader = TraceReader::open(Cursor::new(text.into_bytes()), "t", format).unwrap();
+        Background::spawn(reader).unwrap()
+    };
+    for (name, text, format) in SAMPLES {
+        let direct: Vec<Record> = TraceReader::open(text.as_bytes(), name, Some(format))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let background: Vec<Record> = on_thread(text.to_string(), Some(format))
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(direct, background, "{name}");
+    }
+    // Longer than a batch, with an error on its last line: every record, then the error.
+    let n = BATCH * 2 + 5;
+    let mut text: String = (0..n)
+        .map(|i| format!("0,{},4096,r,{i}.5\n", i * 8))
+        .collect();
+    text += "0,1,4096,x,1\n";
+    let records: Vec<_> = on_thread(text, None).collect();
+    assert_eq!(records.len(), n + 1);
+    assert!(records[..n].iter().all(Result::is_ok));
+    let e = records[n].as_ref().unwrap_err().to_string();
+    assert!(e.starts_with(&format!("t:{}: spc trace", n + 1)), "{e}");
+    // A replay that stops early drops the reader while it waits on a full channel: the drop
+    // ends its thread and returns.
+    let text: String = (0..BATCH * (BATCHES + 3))
+        .map(|i| format!("0,{},4096,r,{i}\n", i * 8))
+        .collect();
+    let mut records = on_thread(text, None);
+    assert!(records.next().is_some_and(|r| r.is_ok()));
+    drop(records);
 }
