@@ -7,16 +7,8 @@
 //! A process whose next request lies beyond the window waits until the others drain it: they
 //! can, since every buffered record belongs to a process that will issue it.
 //!
-//! When a record is due:
-//! - Open loop: at its trace time (scaled), whatever the disk did.
-//! - Closed loop: its process issues it the think time after its predecessor (the process's
-//!   previous record) completes in the simulation. The think time is the trace's gap from the
-//!   predecessor's completion to this issue where the trace has completion times, else the gap
-//!   between the two issues less the predecessor's simulated service time, floored at 0.
-//!   Requests the process had in flight together in the trace (issued before the predecessor
-//!   completed there, or, without completion times, at the same instant) are issued together:
-//!   at the predecessor's simulated issue plus their gap in the trace, without waiting.
-//! - A process's first request is issued at its trace time (scaled) in both modes.
+//! When a record is due is [`antsched_workload::trace::timing`]'s rule, which the real-time
+//! runtime's replay follows too.
 //!
 //! Times are made relative to the trace's first record. A process's context exits when the
 //! trace has ended and its last request has completed.
@@ -25,53 +17,14 @@ use std::collections::VecDeque;
 
 use antsched_core::{ClassId, ContextId, Nanos, Op, RequestId};
 use antsched_workload::report::{ContextReport, LatencyRecorder};
+use antsched_workload::trace::timing::Previous;
 use antsched_workload::trace::{Format, Record, TraceError};
 use rustc_hash::FxHashMap;
 
 use super::{Event, Purpose, Simulation};
 use crate::SimError;
 
-/// How requests are timed; see the module documentation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Loop {
-    Open,
-    #[default]
-    Closed,
-}
-
-impl std::str::FromStr for Loop {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "open" => Ok(Loop::Open),
-            "closed" => Ok(Loop::Closed),
-            _ => Err(format!("expected open or closed, found {s:?}")),
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct ReplayOptions {
-    pub mode: Loop,
-    /// Trace time is multiplied by this (0.5 replays twice as fast).
-    pub time_scale: f64,
-    /// Each sector is multiplied by this, to replay a trace of a larger (or smaller) disk on
-    /// the modelled one. Without it, a request beyond the disk's end is an error.
-    pub lba_scale: Option<f64>,
-    /// Records read ahead of the replay, across all processes.
-    pub window: usize,
-}
-
-impl Default for ReplayOptions {
-    fn default() -> Self {
-        Self {
-            mode: Loop::Closed,
-            time_scale: 1.0,
-            lba_scale: None,
-            window: 65_536,
-        }
-    }
-}
+pub use antsched_workload::trace::timing::{Loop, ReplayOptions};
 
 /// A trace's records as the replay reads them.
 pub type Records<'a> = Box<dyn Iterator<Item = Result<Record, TraceError>> + 'a>;
@@ -80,10 +33,7 @@ pub type Records<'a> = Box<dyn Iterator<Item = Result<Record, TraceError>> + 'a>
 #[derive(Clone, Copy, Debug)]
 struct Last {
     id: RequestId,
-    trace_issue: Nanos,
-    trace_done: Option<Nanos>,
-    sim_issue: Nanos,
-    sim_done: Option<Nanos>,
+    timing: Previous,
 }
 
 pub(super) struct Proc {
@@ -165,48 +115,13 @@ impl<'a> Replay<'a> {
         self.eof && self.buffered == 0 && self.procs.iter().all(|p| p.outstanding == 0)
     }
 
-    /// Trace time `t` on the simulation's clock.
-    fn scaled(&self, t: Nanos) -> Nanos {
-        self.gap(t.saturating_sub(self.t0.unwrap_or(t)))
-    }
-
-    /// A trace interval on the simulation's clock.
-    fn gap(&self, d: Nanos) -> Nanos {
-        if self.opts.time_scale == 1.0 {
-            d
-        } else {
-            // `as` saturates; a negative or NaN scale was refused by the caller.
-            (d as f64 * self.opts.time_scale) as Nanos
-        }
-    }
-
     /// When process `p` may issue the record at the front of its queue: `None` while it
     /// waits for its predecessor's completion.
     fn due(&self, p: usize) -> Option<Nanos> {
         let proc = &self.procs[p];
         let r = proc.queue.front()?;
-        let last = match (self.opts.mode, proc.last) {
-            (Loop::Open, _) | (Loop::Closed, None) => return Some(self.scaled(r.time)),
-            (Loop::Closed, Some(l)) => l,
-        };
-        let together = match last.trace_done {
-            Some(done) => r.time < done,
-            None => r.time == last.trace_issue,
-        };
-        if together {
-            return Some(
-                last.sim_issue
-                    .saturating_add(self.gap(r.time.saturating_sub(last.trace_issue))),
-            );
-        }
-        let done = last.sim_done?;
-        let think = match last.trace_done {
-            Some(d) => self.gap(r.time.saturating_sub(d)),
-            None => self
-                .gap(r.time.saturating_sub(last.trace_issue))
-                .saturating_sub(done - last.sim_issue),
-        };
-        Some(done.saturating_add(think))
+        let t0 = self.t0.unwrap_or(r.time);
+        self.opts.due(t0, proc.last.as_ref().map(|l| &l.timing), r)
     }
 
     /// Reads records until the window is full or the trace ends.
@@ -232,11 +147,7 @@ impl<'a> Replay<'a> {
                 Some(&p) => p,
                 None => {
                     let p = self.procs.len();
-                    let name = match r.pid {
-                        Some(pid) => format!("{} {pid}", self.format.stream_label()),
-                        None if self.format == Format::FioLog => "fio".to_string(),
-                        None => format!("{} {}", self.format.stream_label(), r.device),
-                    };
+                    let name = self.format.stream_name(&r);
                     self.procs.push(Proc {
                         name,
                         ctx: ContextId(*next_context),
@@ -369,10 +280,7 @@ impl<'a> Simulation<'a> {
         };
         let capacity = self.device.capacity_sectors();
         let sectors = r.bytes.div_ceil(512);
-        let sector = match rp.opts.lba_scale {
-            None => r.sector,
-            Some(s) => (r.sector as f64 * s) as u64,
-        };
+        let sector = rp.opts.sector(&r);
         if sectors > u64::from(u32::MAX) || sector.saturating_add(sectors) > capacity {
             rp.error = Some(SimError::TraceBeyondDisk {
                 file: rp.file.clone(),
@@ -392,10 +300,12 @@ impl<'a> Simulation<'a> {
         let id = RequestId(self.next_request);
         proc.last = Some(Last {
             id,
-            trace_issue: r.time,
-            trace_done: r.completed,
-            sim_issue: self.now,
-            sim_done: None,
+            timing: Previous {
+                trace_issue: r.time,
+                trace_done: r.completed,
+                issued: self.now,
+                done: None,
+            },
         });
         self.requests.insert(
             id,
@@ -437,7 +347,7 @@ impl<'a> Simulation<'a> {
         proc.ios += 1;
         proc.latency.record(((now - issued) / 1_000).max(1));
         if let Some(l) = proc.last.as_mut().filter(|l| l.id == id) {
-            l.sim_done = Some(now);
+            l.timing.done = Some(now);
         }
         self.last_completion = self.last_completion.max(now);
         // A next record due at once is issued in an event of its own, after the scheduler has

@@ -25,6 +25,7 @@ mod msr;
 mod pair;
 mod perf;
 mod spc;
+pub mod timing;
 
 pub use background::Background;
 
@@ -116,6 +117,16 @@ impl Format {
     /// takes think times from the trace rather than from the simulated service).
     pub fn has_completions(self) -> bool {
         matches!(self, Format::Perf | Format::Blkparse | Format::Msr)
+    }
+
+    /// The name of the replay's context for record `r`'s process: `pid 4242`, `asu 1`, or
+    /// `fio` (a fio log has one stream).
+    pub fn stream_name(self, r: &Record) -> String {
+        match r.pid {
+            Some(pid) => format!("{} {pid}", self.stream_label()),
+            None if self == Format::FioLog => "fio".to_string(),
+            None => format!("{} {}", self.stream_label(), r.device),
+        }
     }
 
     /// What the replay calls one of its contexts: the process where the format names it,
