@@ -17,6 +17,7 @@ mod run;
 mod schedulers;
 mod signals;
 mod sim;
+mod trace_args;
 mod watch;
 
 use std::process::ExitCode;

@@ -5,9 +5,13 @@ use std::sync::{Arc, Mutex};
 
 use antsched_core::{registry, spec::parse_duration, Spec};
 use antsched_io::job::{self, RealRun, RunOptions};
+use antsched_io::replay::TraceRunOptions;
 use antsched_io::BackendSpec;
-use antsched_sim::{disk_model, simulate};
+use antsched_sim::engine::Replay;
+use antsched_sim::{disk_model, simulate, SimError};
 use antsched_workload::fio::JobFile;
+use antsched_workload::trace::timing::ReplayOptions;
+use antsched_workload::trace::{self, Format};
 use anyhow::{bail, Context};
 
 use crate::progress::Progress;
@@ -16,15 +20,18 @@ use crate::signals;
 #[derive(clap::Args)]
 pub struct Args {
     /// The workload, as a fio job file (the same one `antsched sim` takes).
-    job: PathBuf,
+    #[arg(required_unless_present = "trace", conflicts_with = "trace")]
+    job: Option<PathBuf>,
+    #[command(flatten)]
+    trace: crate::trace_args::TraceArgs,
     /// The device: emulated:NAME, a built-in disk model (see `antsched disks`) or a DiskSim
     /// .parv file, whose timing the run reproduces in real time.
     #[arg(long, value_name = "emulated:NAME")]
     backend: String,
     /// Directory for the job's files (created with checkable content, reused when they
     /// already hold it).
-    #[arg(long, value_name = "DIR")]
-    dir: PathBuf,
+    #[arg(long, value_name = "DIR", required_unless_present = "trace")]
+    dir: Option<PathBuf>,
     /// Scheduler SPEC (NAME[:key=value,...]); repeat for one row each. The runs go one after
     /// another: each needs the disk to itself.
     #[arg(long = "scheduler", value_name = "SPEC", default_values_t = [antsched_core::DEFAULT_SCHEDULER.to_string()])]
@@ -55,15 +62,27 @@ pub struct Args {
     limits: crate::limits::LimitArgs,
 }
 
+/// What the runs replay: a job file's workload, laid out in `--dir`, or a trace.
+enum Workload {
+    Job(Box<(JobFile, job::Prepared)>),
+    Trace {
+        path: PathBuf,
+        format: Option<Format>,
+        replay: ReplayOptions,
+    },
+}
+
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let mut jobs = JobFile::load_with(&a.job, &a.limits.limits()?)?;
-    if let Some(r) = &a.runtime {
-        let cap = parse_duration(r).map_err(|e| anyhow::anyhow!("--runtime {r:?}: {e}"))?;
-        if cap == 0 {
-            bail!("--runtime {r:?}: expected a duration above 0");
+    let cap = match &a.runtime {
+        Some(r) => {
+            let cap = parse_duration(r).map_err(|e| anyhow::anyhow!("--runtime {r:?}: {e}"))?;
+            if cap == 0 {
+                bail!("--runtime {r:?}: expected a duration above 0");
+            }
+            Some(cap)
         }
-        job::cap_runtime(&mut jobs, cap);
-    }
+        None => None,
+    };
     for s in &a.schedulers {
         registry::resolve(&Spec::parse(s)?)?;
     }
@@ -78,10 +97,37 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if let Some(path) = &a.json {
         crate::output::check_writable(path)?;
     }
-    let prep = job::prepare(&jobs, &*model, &a.dir, a.seed)?;
-    for p in &prep.created {
-        eprintln!("created {}", p.display());
-    }
+    let workload = match (&a.job, &a.trace.trace, &a.dir) {
+        (Some(job), _, Some(dir)) => {
+            let mut jobs = JobFile::load_with(job, &a.limits.limits()?)?;
+            if let Some(cap) = cap {
+                job::cap_runtime(&mut jobs, cap);
+            }
+            let prep = job::prepare(&jobs, &*model, dir, a.seed)?;
+            for p in &prep.created {
+                eprintln!("created {}", p.display());
+            }
+            Workload::Job(Box::new((jobs, prep)))
+        }
+        (None, Some(path), _) => {
+            let (format, replay) = a.trace.options()?;
+            if a.compare_sim && cap.is_some() {
+                bail!(
+                    "--compare-sim with --trace replays the whole trace in the simulator; \
+                     leave out --runtime, or compare with `antsched sim --trace`"
+                );
+            }
+            // Opened here so that a missing file or an unknown format is one error, before
+            // any run; each run reads it again as it replays it.
+            drop(trace::open_file(path, format)?);
+            Workload::Trace {
+                path: path.clone(),
+                format,
+                replay,
+            }
+        }
+        _ => unreachable!("clap requires a job file and --dir, or --trace"),
+    };
     let spin = parse_duration(&a.spin).map_err(|e| anyhow::anyhow!("--spin {:?}: {e}", a.spin))?;
     let opts = RunOptions {
         seed: a.seed,
@@ -127,25 +173,71 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let mut runs: Vec<RealRun> = Vec::new();
     let mut sims = Vec::new();
     for s in &a.schedulers {
-        let r = job::run(&jobs, &prep, model.clone_box(), s, &opts)
-            .with_context(|| format!("scheduler {s}"))?;
+        let r = match &workload {
+            Workload::Job(j) => {
+                job::run(&j.0, &j.1, model.clone_box(), s, &opts).map_err(Into::into)
+            }
+            Workload::Trace {
+                path,
+                format,
+                replay,
+            } => (|| -> anyhow::Result<RealRun> {
+                let (reader, _) = trace::open_file(path, *format)?;
+                let f = reader.format();
+                let file = path.display().to_string();
+                let records = trace::Background::spawn(reader)?;
+                let topts = TraceRunOptions {
+                    replay: *replay,
+                    seed: a.seed,
+                    runtime: cap,
+                    think_spin: opts.think_spin,
+                    loop_spin: opts.loop_spin,
+                    realtime: opts.realtime,
+                };
+                Ok(antsched_io::replay::replay(
+                    records,
+                    &file,
+                    f,
+                    model.clone_box(),
+                    s,
+                    &topts,
+                )?)
+            })(),
+        }
+        .with_context(|| format!("scheduler {s}"))?;
         finished
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(r.clone());
         runs.push(r);
         if a.compare_sim {
-            sims.push(
-                simulate(&jobs, model.clone_box(), s, a.seed)
-                    .with_context(|| format!("simulating {s}"))?,
-            );
+            let sim = match &workload {
+                Workload::Job(j) => simulate(&j.0, model.clone_box(), s, a.seed),
+                Workload::Trace {
+                    path,
+                    format,
+                    replay,
+                } => trace::open_file(path, *format)
+                    .map_err(SimError::from)
+                    .and_then(|(reader, _)| {
+                        let f = reader.format();
+                        let trace =
+                            Replay::new(Box::new(reader), &path.display().to_string(), f, *replay);
+                        antsched_sim::replay(trace, model.clone_box(), s, a.seed, &|_| {})
+                    }),
+            };
+            sims.push(sim.with_context(|| format!("simulating {s}"))?);
         }
         progress.inc();
     }
     progress.finish();
     print!("{}", table(&runs));
     if a.compare_sim {
-        println!("\nsimulated on the same job:");
+        let what = match workload {
+            Workload::Job(_) => "job",
+            Workload::Trace { .. } => "trace",
+        };
+        println!("\nsimulated on the same {what}:");
         print!("{}", crate::sim::table(&sims));
         println!();
         for (r, s) in runs.iter().zip(&sims) {
@@ -219,10 +311,13 @@ pub fn table(runs: &[RealRun]) -> String {
                 "{:.1}/{:.1}",
                 r.timer_overshoot_us.p50, r.timer_overshoot_us.p99
             ),
-            if v.mismatches == 0 && v.io_errors == 0 {
-                format!("{} MB ok", v.bytes_checked / 1_000_000)
-            } else {
+            if v.mismatches + v.io_errors > 0 {
                 format!("{} BAD", v.mismatches + v.io_errors)
+            } else if v.reads_checked == 0 {
+                // A trace's replay stores nothing: there is no content to check.
+                "-".to_string()
+            } else {
+                format!("{} MB ok", v.bytes_checked / 1_000_000)
             },
         );
     }

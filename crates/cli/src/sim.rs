@@ -4,11 +4,11 @@
 use std::path::PathBuf;
 
 use antsched_core::{registry, Spec};
-use antsched_sim::engine::{Replay, ReplayOptions};
+use antsched_sim::engine::Replay;
 use antsched_sim::{disk_model, replay_each, simulate_each, SimError};
 use antsched_workload::fio::JobFile;
 use antsched_workload::report::RunReport;
-use antsched_workload::trace::{self, Format};
+use antsched_workload::trace;
 use anyhow::Context;
 
 use crate::progress::Progress;
@@ -18,30 +18,8 @@ pub struct Args {
     /// The workload, as a fio job file.
     #[arg(required_unless_present = "trace", conflicts_with = "trace")]
     job: Option<PathBuf>,
-    /// Replay this trace instead of a job file (perf script, blkparse, MSR, SPC, fio iolog,
-    /// DiskSim ASCII; see docs/traces.md).
-    #[arg(long, value_name = "FILE")]
-    trace: Option<PathBuf>,
-    /// The trace's format, if not the one its first lines show: perf, blkparse, msr, spc,
-    /// fio, disksim.
-    #[arg(long, value_name = "NAME", requires = "trace")]
-    format: Option<String>,
-    /// closed: each process issues a request the trace's think time after its previous one
-    /// completes; open: every request at its trace time.
-    #[arg(
-        long,
-        value_name = "open|closed",
-        default_value = "closed",
-        requires = "trace"
-    )]
-    replay: antsched_sim::engine::Loop,
-    /// Multiply the trace's times by X (0.5 replays twice as fast).
-    #[arg(long, value_name = "X", default_value_t = 1.0, requires = "trace")]
-    time_scale: f64,
-    /// Multiply the trace's sectors by X, to replay a trace of another disk on this one
-    /// (without it, a request beyond this disk's end is an error naming its line).
-    #[arg(long, value_name = "X", requires = "trace")]
-    lba_scale: Option<f64>,
+    #[command(flatten)]
+    trace: crate::trace_args::TraceArgs,
     /// Disk model: a built-in name (see `antsched disks`) or a DiskSim .parv file.
     #[arg(long, default_value = "deskstar-34gxp", value_name = "NAME|FILE")]
     disk: String,
@@ -77,28 +55,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         let sum: u64 = shares.iter().map(|s| s.load(Relaxed)).sum();
         progress.set_share(sum as f64 / 1000.0 / shares.len() as f64);
     };
-    let results = match (&a.job, &a.trace) {
+    let results = match (&a.job, &a.trace.trace) {
         (Some(job), _) => {
             let jobs = JobFile::load_with(job, &a.limits.limits()?)?;
             simulate_each(&jobs, &*disk, &a.schedulers, a.seed, &on_progress)?
         }
         (None, Some(trace)) => {
-            let format = a.format.as_deref().map(Format::from_name).transpose()?;
-            for (name, x) in [
-                ("--time-scale", a.time_scale),
-                ("--lba-scale", a.lba_scale.unwrap_or(1.0)),
-            ] {
-                anyhow::ensure!(
-                    x.is_finite() && x > 0.0,
-                    "{name} takes a number above 0, not {x}"
-                );
-            }
-            let opts = ReplayOptions {
-                mode: a.replay,
-                time_scale: a.time_scale,
-                lba_scale: a.lba_scale,
-                ..ReplayOptions::default()
-            };
+            let (format, opts) = a.trace.options()?;
             // Opened once here so that a missing file or an unknown format is one error,
             // before any run; each run then reads the trace again, as it replays it.
             drop(trace::open_file(trace, format)?);

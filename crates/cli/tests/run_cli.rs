@@ -100,6 +100,60 @@ fn run_writes_the_sim_json_plus_the_timer_overshoot() {
 }
 
 #[test]
+fn run_replays_a_trace_in_real_time_beside_its_simulation() {
+    if !io_uring_or_skip("run_replays_a_trace") {
+        return;
+    }
+    let d = scratch("run-trace");
+    let json = d.join("out.json");
+    let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/traces/spc.csv");
+    let out = bin()
+        .args([
+            "run",
+            "--trace",
+            trace,
+            "--backend",
+            "emulated:deskstar-34gxp",
+        ])
+        .args([
+            "--scheduler",
+            "clook",
+            "--replay",
+            "open",
+            "--compare-sim",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("run/sim"), "{stdout}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let (real, sim) = (&v["runs"][0], &v["sim"]["runs"][0]);
+    // The sample's ten records: three ASUs, each record replayed once, as the simulator does.
+    let ios = |r: &serde_json::Value| -> Vec<(String, u64)> {
+        r["contexts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["name"].as_str().unwrap().to_string(),
+                    c["ios"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(ios(real), ios(sim));
+    assert_eq!(ios(real).len(), 3, "{real}");
+    assert_eq!(real["bytes"], sim["bytes"]);
+    assert!(real["timer_overshoot_us"]["samples"].as_u64().unwrap() > 0);
+}
+
+#[test]
 fn bad_input_fails_clearly_and_writes_nothing() {
     let d = scratch("bad");
     let json = d.join("never.json");
@@ -107,7 +161,34 @@ fn bad_input_fails_clearly_and_writes_nothing() {
     std::fs::write(&job, "[a]\nrw=read\nbs=64k\nsize=1m\nfilename=a.dat\n").unwrap();
     let bad_job = d.join("bad.fio");
     std::fs::write(&bad_job, "[a]\nrw=sideways\n").unwrap();
+    let bad_trace = d.join("bad.csv");
+    std::fs::write(&bad_trace, "0,8,4096,r,0.0\n0,16,4096,q,0.001\n").unwrap();
+    let far_trace = d.join("far.csv");
+    std::fs::write(&far_trace, "0,8,4096,r,0.0\n0,999999999999,4096,r,0.001\n").unwrap();
+    let trace = |t: &PathBuf, more: &[&str]| -> Vec<String> {
+        let mut v = vec!["run".to_string(), "--trace".into(), t.display().to_string()];
+        v.extend(more.iter().map(|m| m.to_string()));
+        v
+    };
     let cases: Vec<(Vec<String>, &str)> = vec![
+        (trace(&d.join("missing.csv"), &[]), "missing.csv"),
+        (
+            trace(&bad_trace, &["--format", "spc"]),
+            "bad.csv:2: spc trace",
+        ),
+        (
+            trace(&far_trace, &["--format", "spc"]),
+            "far.csv:2: the request at sector",
+        ),
+        (trace(&far_trace, &["--time-scale", "0"]), "--time-scale"),
+        (
+            trace(&far_trace, &["--format", "tape"]),
+            "unknown trace format",
+        ),
+        (
+            trace(&far_trace, &["--compare-sim", "--runtime", "1s"]),
+            "--compare-sim with --trace",
+        ),
         (
             vec!["run".into(), d.join("missing.fio").display().to_string()],
             "missing.fio",

@@ -90,7 +90,7 @@ pub struct Percentiles {
 }
 
 impl Percentiles {
-    fn of_ns(h: &Histogram<u64>) -> Self {
+    pub(crate) fn of_ns(h: &Histogram<u64>) -> Self {
         if h.is_empty() {
             return Self::default();
         }

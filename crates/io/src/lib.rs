@@ -109,6 +109,7 @@ pub mod clock;
 pub mod content;
 pub mod error;
 pub mod job;
+pub mod replay;
 pub mod runtime;
 pub mod ticket;
 

@@ -1,0 +1,364 @@
+//! `antsched run --trace`: a block trace replayed in real time on an emulated disk.
+//!
+//! The simulator replays a trace on virtual time (`antsched sim --trace`); this is the same
+//! replay with real threads and real waits, so that what the scheduler does with a recorded
+//! workload can be seen on the real clock, beside the simulation of it. Both follow one rule
+//! for when a record is issued ([`antsched_workload::trace::timing`]: open or closed loop,
+//! requests a process had in flight together kept together) and make one context per process
+//! of the trace (a pid, or the stream the format implies), named alike.
+//!
+//! The main thread reads the trace as it is replayed and hands each record to its process's
+//! thread through a bounded channel (a trace of any length in bounded memory). Each process's
+//! thread sleeps until its next record is due (`clock_nanosleep` to shortly before, then a
+//! spin, as the job runner's issuers think), submits it and, in closed loop, blocks on its
+//! previous request's ticket when the rule waits for that completion. The emulated disk stores
+//! nothing ([`Store::discard`]): a trace says where and how much, not what; its timing is the
+//! model's, as in the simulator.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Mutex;
+
+use antsched_core::{ContextId, Nanos, Op};
+use antsched_disk::DeviceModel;
+use antsched_sim::SimError;
+use antsched_workload::report::{AnticipationReport, ContextReport, LatencyRecorder, RunReport};
+use antsched_workload::trace::timing::{Previous, ReplayOptions};
+use antsched_workload::trace::{Format, Record, TraceError};
+use hdrhistogram::Histogram;
+use rustc_hash::FxHashMap;
+
+use crate::backend::{Backend, Store};
+use crate::buf::IoBuf;
+use crate::clock::{set_realtime, tighten_timer_slack, Clock};
+use crate::job::{Percentiles, RealRun, RunError, Verification};
+use crate::runtime::{Ctx, Options, Runtime};
+use crate::ticket::Ticket;
+
+/// Records a process's channel holds ahead of its thread.
+const AHEAD: usize = 4096;
+
+/// How a trace is replayed in real time.
+#[derive(Clone, Debug)]
+pub struct TraceRunOptions {
+    pub replay: ReplayOptions,
+    /// Seed of the scheduler's random choices (lottery draws), as in `antsched sim --seed`.
+    pub seed: u64,
+    /// Stop issuing this long after the start (the run is then measured up to it).
+    pub runtime: Option<Nanos>,
+    /// Wait for a record by sleeping until this long before it is due, then spin.
+    pub think_spin: Nanos,
+    /// The event loop spins instead of sleeping for deadlines closer than this.
+    pub loop_spin: Nanos,
+    /// `SCHED_FIFO` for the loop and the processes' threads where allowed.
+    pub realtime: bool,
+}
+
+impl Default for TraceRunOptions {
+    fn default() -> Self {
+        Self {
+            replay: ReplayOptions::default(),
+            seed: 1,
+            runtime: None,
+            think_spin: 200_000,
+            loop_spin: 200_000,
+            realtime: true,
+        }
+    }
+}
+
+/// What one process's thread did.
+struct Played {
+    bytes: u64,
+    ios: u64,
+    latency: LatencyRecorder,
+    /// How late the thread issued its records (after their due time), in ns.
+    late: Histogram<u64>,
+    last_completion: Nanos,
+    io_errors: u64,
+}
+
+/// A request in flight: its ticket, when it was issued, and its bytes.
+type InFlight = (Ticket, Nanos, u64);
+
+/// A record handed to its process's thread.
+struct Job {
+    record: Record,
+    sector: u64,
+}
+
+/// Replays `records` (read from `file`, in `format`) under scheduler `spec` on an emulated
+/// disk of `model`, in real time.
+pub fn replay(
+    records: impl Iterator<Item = Result<Record, TraceError>>,
+    file: &str,
+    format: Format,
+    model: Box<dyn DeviceModel>,
+    spec: &str,
+    opts: &TraceRunOptions,
+) -> Result<RealRun, RunError> {
+    let backend = Backend::emulated(model, Store::discard());
+    let env = backend.build_env(opts.seed);
+    let sched = antsched_core::build(spec, &env).map_err(crate::error::SetupError::from)?;
+    let disk = backend.name().to_string();
+    let rt = Runtime::start(
+        backend,
+        sched,
+        Options {
+            spin: opts.loop_spin,
+            // Above the processes: a completion is handled before its process runs again.
+            realtime_priority: opts.realtime.then_some(2),
+            ..Options::default()
+        },
+    )?;
+    let capacity = rt.capacity_sectors();
+    let clock = rt.clock();
+    let start = clock.now();
+    let stop = opts.runtime.map(|r| start + r);
+    let over = AtomicBool::new(false);
+    let names: Mutex<Vec<String>> = Mutex::default();
+    let mut error: Option<RunError> = None;
+    let played: Vec<Played> = std::thread::scope(|s| {
+        let mut procs: Vec<SyncSender<Job>> = Vec::new();
+        let mut handles = Vec::new();
+        let mut by_stream: FxHashMap<u64, usize> = FxHashMap::default();
+        let mut t0 = None;
+        for r in records {
+            let r = match r {
+                Ok(r) => r,
+                Err(e) => {
+                    error = Some(SimError::from(e).into());
+                    break;
+                }
+            };
+            if over.load(Ordering::Relaxed) || stop.is_some_and(|s| clock.now() >= s) {
+                break;
+            }
+            let sectors = r.bytes.div_ceil(512);
+            let sector = opts.replay.sector(&r);
+            if sectors > u64::from(u32::MAX) || sector.saturating_add(sectors) > capacity {
+                error = Some(
+                    SimError::TraceBeyondDisk {
+                        file: file.to_string(),
+                        line: r.line,
+                        sector,
+                        bytes: r.bytes,
+                        capacity,
+                    }
+                    .into(),
+                );
+                break;
+            }
+            let t0 = *t0.get_or_insert(r.time);
+            let p = *by_stream.entry(r.stream()).or_insert_with(|| {
+                let p = procs.len();
+                let (tx, rx) = sync_channel(AHEAD);
+                procs.push(tx);
+                names
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(format.stream_name(&r));
+                let ctx = Ctx::new(p as u32 + 1, p as u32);
+                let (rt, over) = (&rt, &over);
+                handles.push(s.spawn(move || play(rt, ctx, rx, t0, start, stop, over, opts)));
+                p
+            });
+            // A thread that stopped (the runtime cap) no longer receives; the others go on.
+            let _ = procs[p].send(Job { record: r, sector });
+        }
+        if error.is_some() {
+            over.store(true, Ordering::Relaxed);
+        }
+        drop(procs);
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a replaying thread panicked"))
+            .collect()
+    });
+    let stats = rt.shutdown();
+    if let Some(e) = error {
+        return Err(e);
+    }
+    let names = names.into_inner().unwrap_or_else(|e| e.into_inner());
+    let last = played
+        .iter()
+        .map(|p| p.last_completion)
+        .max()
+        .unwrap_or(start);
+    let end = stop.unwrap_or(last).max(start + 1);
+    let secs = (end - start) as f64 / 1e9;
+    let total_busy: Nanos = stats.busy_by_context.iter().map(|(_, b)| *b).sum();
+    let total_bytes: u64 = played.iter().map(|p| p.bytes).sum();
+    let fraction = |x: u64, of: u64| if of == 0 { 0.0 } else { x as f64 / of as f64 };
+    let contexts = played
+        .iter()
+        .zip(&names)
+        .enumerate()
+        .map(|(p, (pl, name))| {
+            let busy = stats
+                .busy_by_context
+                .iter()
+                .filter(|(c, _)| *c == ContextId(p as u32 + 1))
+                .map(|(_, b)| *b)
+                .sum();
+            ContextReport {
+                name: name.clone(),
+                class: name.clone(),
+                bytes: pl.bytes,
+                ios: pl.ios,
+                throughput_mb_s: pl.bytes as f64 / 1e6 / secs,
+                share: fraction(busy, total_busy),
+                byte_share: fraction(pl.bytes, total_bytes),
+                latency_ms: pl.latency.summary(),
+                stalled_ms: None,
+            }
+        })
+        .collect();
+    let mut late = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
+    for p in &played {
+        let _ = late.add(&p.late);
+    }
+    let a = stats.anticipation;
+    Ok(RealRun {
+        report: RunReport {
+            scheduler: stats.scheduler.clone(),
+            disk,
+            seed: opts.seed,
+            duration_s: secs,
+            bytes: total_bytes,
+            throughput_mb_s: total_bytes as f64 / 1e6 / secs,
+            utilization: stats.busy.min(end - start) as f64 / (end - start) as f64,
+            contexts,
+            anticipation: AnticipationReport {
+                waits: a.waits,
+                hits: a.hits,
+                timeouts: a.timeouts,
+                waited_ms: a.waited as f64 / 1e6,
+            },
+            sim: None,
+        },
+        timer_overshoot_us: Percentiles::of_ns(&stats.timer_overshoot),
+        think_overshoot_us: Percentiles::of_ns(&late),
+        response_us: Percentiles::default(),
+        late_completions: stats.late_completions,
+        verify: Verification {
+            io_errors: played.iter().map(|p| p.io_errors).sum(),
+            ..Verification::default()
+        },
+    })
+}
+
+/// One process of the trace: issues its records as they fall due, on the replay's clock
+/// (`start` on the runtime's is its zero, `t0` the trace's first record).
+#[allow(clippy::too_many_arguments)]
+fn play(
+    rt: &Runtime,
+    ctx: Ctx,
+    rx: Receiver<Job>,
+    t0: Nanos,
+    start: Nanos,
+    stop: Option<Nanos>,
+    over: &AtomicBool,
+    opts: &TraceRunOptions,
+) -> Played {
+    tighten_timer_slack();
+    if opts.realtime {
+        // Refusal (no privilege) only costs punctuality; the run reports how late it was.
+        let _ = set_realtime(1);
+    }
+    let clock: Clock = rt.clock();
+    let mut res = Played {
+        bytes: 0,
+        ios: 0,
+        latency: LatencyRecorder::new(),
+        late: Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds"),
+        last_completion: 0,
+        io_errors: 0,
+    };
+    // The previous request (its ticket until the rule needed its completion) and the others
+    // in flight: (ticket, issue time, bytes).
+    let mut prev: Option<(Previous, Option<InFlight>)> = None;
+    let mut in_flight: Vec<InFlight> = Vec::new();
+    let finish = |res: &mut Played, (t, issued, bytes): InFlight| -> Nanos {
+        match t.wait() {
+            Ok(done) => {
+                if stop.is_none_or(|s| done.completed_at <= s) {
+                    res.bytes += bytes;
+                    res.ios += 1;
+                    res.latency
+                        .record((done.completed_at.saturating_sub(issued) / 1_000).max(1));
+                    res.last_completion = res.last_completion.max(done.completed_at);
+                }
+                done.completed_at
+            }
+            Err(_) => {
+                res.io_errors += 1;
+                clock.now()
+            }
+        }
+    };
+    for Job { record: r, sector } in rx.iter() {
+        if over.load(Ordering::Relaxed) {
+            break;
+        }
+        let due = loop {
+            if let Some(t) = opts.replay.due(t0, prev.as_ref().map(|(p, _)| p), &r) {
+                break t;
+            }
+            // The rule waits for the previous request's completion.
+            let (p, ticket) = prev
+                .as_mut()
+                .expect("the rule waits only for a previous request");
+            let done = ticket.take().map_or(clock.now(), |t| finish(&mut res, t));
+            p.done = Some(done.saturating_sub(start));
+        };
+        let deadline = start + due;
+        if stop.is_some_and(|s| deadline >= s) {
+            break;
+        }
+        clock.sleep_until(deadline, opts.think_spin);
+        let now = clock.now();
+        let _ = res.late.record(now.saturating_sub(deadline).max(1));
+        let bytes = r.bytes.div_ceil(512) * 512;
+        let ticket = rt.submit(
+            ctx,
+            r.op,
+            sector,
+            IoBuf::zeroed(bytes as usize),
+            r.sync || r.op == Op::Read,
+            false,
+        );
+        if let Some((_, Some(t))) = prev.take() {
+            in_flight.push(t);
+        }
+        prev = Some((
+            Previous {
+                trace_issue: r.time,
+                trace_done: r.completed,
+                issued: now - start,
+                done: None,
+            },
+            Some((ticket, now, r.bytes)),
+        ));
+        // Reap what completed, so that an open loop's in-flight list stays short.
+        let mut i = 0;
+        while i < in_flight.len() {
+            if in_flight[i].0.is_done() {
+                let t = in_flight.swap_remove(i);
+                finish(&mut res, t);
+            } else {
+                i += 1;
+            }
+        }
+    }
+    // Drain the channel so that the reader never blocks on a thread that stopped early.
+    for _ in rx.iter() {}
+    if let Some((_, Some(t))) = prev.take() {
+        in_flight.push(t);
+    }
+    for t in in_flight {
+        finish(&mut res, t);
+    }
+    rt.context_exited(ctx.context);
+    res
+}

@@ -1,0 +1,94 @@
+//! `antsched run --trace`'s engine: a trace replayed in real time on an emulated disk, against
+//! the simulator's replay of the same trace.
+
+mod common;
+
+use antsched_io::replay::{replay, TraceRunOptions};
+use antsched_sim::engine::Replay;
+use antsched_sim::{disk_model, SimError};
+use antsched_workload::trace::timing::ReplayOptions;
+use antsched_workload::trace::{Format, TraceReader};
+use common::io_uring_or_skip;
+
+/// `perf record` of `dd` reading a file on ext4 on a loop device, with the kernel's own
+/// writes beside it (examples/traces): five processes, 1 s of disk time.
+const PERF: &str = include_str!("../../../examples/traces/perf-dd-ext4-loop.txt");
+
+fn records(text: &str) -> TraceReader<&[u8]> {
+    TraceReader::open(text.as_bytes(), "perf.txt", None).unwrap()
+}
+
+#[test]
+fn a_trace_replayed_in_real_time_does_what_its_simulation_does() {
+    if !io_uring_or_skip("a_trace_replayed_in_real_time") {
+        return;
+    }
+    let model = disk_model("deskstar-34gxp").unwrap();
+    let opts = TraceRunOptions::default();
+    for spec in ["aged-sptf", "as-aged-sptf"] {
+        let real = replay(
+            records(PERF),
+            "perf.txt",
+            Format::Perf,
+            model.clone_box(),
+            spec,
+            &opts,
+        )
+        .unwrap();
+        let trace = Replay::new(
+            Box::new(records(PERF)),
+            "perf.txt",
+            Format::Perf,
+            ReplayOptions::default(),
+        );
+        let sim = antsched_sim::replay(trace, model.clone_box(), spec, 1, &|_| {}).unwrap();
+        // Every record is issued once and completes once, by the process the trace names.
+        let per = |cs: &[antsched_workload::report::ContextReport]| -> Vec<(String, u64)> {
+            cs.iter().map(|c| (c.name.clone(), c.ios)).collect()
+        };
+        assert_eq!(per(&real.report.contexts), per(&sim.contexts), "{spec}");
+        assert_eq!(real.report.bytes, sim.bytes, "{spec}");
+        assert_eq!(real.verify.io_errors, 0);
+        let ratio = real.report.throughput_mb_s / sim.throughput_mb_s;
+        eprintln!(
+            "{spec}: run {:.2} MB/s, sim {:.2} MB/s (ratio {ratio:.3}), issued late p50 {:.1} us",
+            real.report.throughput_mb_s, sim.throughput_mb_s, real.think_overshoot_us.p50
+        );
+        // The real clock costs a little (the loop's and the threads' wake-ups); a loaded CI
+        // machine must not fail the build, so the bound is wider than what an idle machine
+        // shows (within 1%, docs/traces.md).
+        assert!(
+            (0.9..=1.1).contains(&ratio),
+            "{spec}: real time {:.2} MB/s against simulated {:.2}",
+            real.report.throughput_mb_s,
+            sim.throughput_mb_s
+        );
+    }
+}
+
+#[test]
+fn a_request_beyond_the_disk_is_refused_with_its_line() {
+    if !io_uring_or_skip("a_request_beyond_the_disk") {
+        return;
+    }
+    let text = "0,8,4096,r,0.0\n0,999999999999,4096,r,0.001\n";
+    let reader = TraceReader::open(text.as_bytes(), "far.csv", None).unwrap();
+    let model = disk_model("deskstar-34gxp").unwrap();
+    let e = replay(
+        reader,
+        "far.csv",
+        Format::Spc,
+        model,
+        "clook",
+        &TraceRunOptions::default(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            antsched_io::job::RunError::Sim(SimError::TraceBeyondDisk { line: 2, .. })
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().starts_with("far.csv:2: "), "{e}");
+}
