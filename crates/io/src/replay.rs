@@ -35,8 +35,12 @@ use crate::job::{Percentiles, RealRun, RunError, Verification};
 use crate::runtime::{Ctx, Options, Runtime};
 use crate::ticket::Ticket;
 
-/// Records a process's channel holds ahead of its thread.
-const AHEAD: usize = 4096;
+/// Records a process's channel holds ahead of its thread. A bounded channel's slots are
+/// allocated up front, and a `perf` trace of `find -exec cat` has a process per file.
+const AHEAD: usize = 256;
+
+/// A process's thread needs little stack: it sleeps, submits and waits.
+const STACK: usize = 256 * 1024;
 
 /// How a trace is replayed in real time.
 #[derive(Clone, Debug)]
@@ -72,8 +76,6 @@ struct Played {
     bytes: u64,
     ios: u64,
     latency: LatencyRecorder,
-    /// How late the thread issued its records (after their due time), in ns.
-    late: Histogram<u64>,
     last_completion: Nanos,
     io_errors: u64,
 }
@@ -116,6 +118,11 @@ pub fn replay(
     let start = clock.now();
     let stop = opts.runtime.map(|r| start + r);
     let over = AtomicBool::new(false);
+    // How late the processes issued their records (after their due times), in ns: one
+    // histogram for all (a histogram of this range is a few hundred kilobytes, and a trace
+    // may have thousands of processes).
+    let late =
+        Mutex::new(Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds"));
     let names: Mutex<Vec<String>> = Mutex::default();
     let mut error: Option<RunError> = None;
     let played: Vec<Played> = std::thread::scope(|s| {
@@ -159,8 +166,14 @@ pub fn replay(
                     .unwrap_or_else(|e| e.into_inner())
                     .push(format.stream_name(&r));
                 let ctx = Ctx::new(p as u32 + 1, p as u32);
-                let (rt, over) = (&rt, &over);
-                handles.push(s.spawn(move || play(rt, ctx, rx, t0, start, stop, over, opts)));
+                let (rt, over, late) = (&rt, &over, &late);
+                let thread = std::thread::Builder::new()
+                    .name(format!("antsched-replay-{p}"))
+                    .stack_size(STACK)
+                    .spawn_scoped(s, move || {
+                        play(rt, ctx, rx, t0, start, stop, over, late, opts)
+                    });
+                handles.push(thread);
                 p
             });
             // A thread that stopped (the runtime cap) no longer receives; the others go on.
@@ -170,10 +183,23 @@ pub fn replay(
             over.store(true, Ordering::Relaxed);
         }
         drop(procs);
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a replaying thread panicked"))
-            .collect()
+        let mut played = Vec::new();
+        for h in handles {
+            match h {
+                Ok(h) => played.push(h.join().expect("a replaying thread panicked")),
+                Err(e) => {
+                    // Too many processes for the machine's threads: the others ran, the
+                    // run is refused.
+                    error.get_or_insert(
+                        crate::error::SetupError::Other(format!(
+                            "cannot start a thread for each of the trace's processes: {e}"
+                        ))
+                        .into(),
+                    );
+                }
+            }
+        }
+        played
     });
     let stats = rt.shutdown();
     if let Some(e) = error {
@@ -214,10 +240,7 @@ pub fn replay(
             }
         })
         .collect();
-    let mut late = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
-    for p in &played {
-        let _ = late.add(&p.late);
-    }
+    let late = late.into_inner().unwrap_or_else(|e| e.into_inner());
     let a = stats.anticipation;
     Ok(RealRun {
         report: RunReport {
@@ -259,6 +282,7 @@ fn play(
     start: Nanos,
     stop: Option<Nanos>,
     over: &AtomicBool,
+    late: &Mutex<Histogram<u64>>,
     opts: &TraceRunOptions,
 ) -> Played {
     tighten_timer_slack();
@@ -271,7 +295,6 @@ fn play(
         bytes: 0,
         ios: 0,
         latency: LatencyRecorder::new(),
-        late: Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds"),
         last_completion: 0,
         io_errors: 0,
     };
@@ -318,7 +341,10 @@ fn play(
         }
         clock.sleep_until(deadline, opts.think_spin);
         let now = clock.now();
-        let _ = res.late.record(now.saturating_sub(deadline).max(1));
+        let _ = late
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .record(now.saturating_sub(deadline).max(1));
         let bytes = r.bytes.div_ceil(512) * 512;
         let ticket = rt.submit(
             ctx,
