@@ -123,7 +123,7 @@ pub fn replay(
     // may have thousands of processes).
     let late =
         Mutex::new(Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds"));
-    let names: Mutex<Vec<String>> = Mutex::default();
+    let mut names: Vec<String> = Vec::new();
     let mut error: Option<RunError> = None;
     let played: Vec<Played> = std::thread::scope(|s| {
         let mut procs: Vec<SyncSender<Job>> = Vec::new();
@@ -161,10 +161,7 @@ pub fn replay(
                 let p = procs.len();
                 let (tx, rx) = sync_channel(AHEAD);
                 procs.push(tx);
-                names
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(format.stream_name(&r));
+                names.push(format.stream_name(&r));
                 let ctx = Ctx::new(p as u32 + 1, p as u32);
                 let (rt, over, late) = (&rt, &over, &late);
                 let thread = std::thread::Builder::new()
@@ -205,7 +202,6 @@ pub fn replay(
     if let Some(e) = error {
         return Err(e);
     }
-    let names = names.into_inner().unwrap_or_else(|e| e.into_inner());
     let last = played
         .iter()
         .map(|p| p.last_completion)
