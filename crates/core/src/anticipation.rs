@@ -501,7 +501,8 @@ impl<P: Policy, H: Heuristic<P>> Scheduler for Anticipatory<P, H> {
     }
 
     fn enqueue(&mut self, req: Request, now: Nanos) {
-        let continued = if req.drives_anticipation() && !req.continuation {
+        // What a request says of its context and chain is for the heuristic alone.
+        let continued = if H::WAITS && req.drives_anticipation() && !req.continuation {
             self.learn(&req, now)
         } else {
             None
@@ -559,7 +560,7 @@ impl<P: Policy, H: Heuristic<P>> Scheduler for Anticipatory<P, H> {
             self.contexts.remove(&req.context);
         } else if req.drives_anticipation() {
             self.last = Some(req.context);
-            if self.cfg.chains {
+            if H::WAITS && self.cfg.chains {
                 let c = &self.contexts[&req.context];
                 if !self.follows_itself(c) {
                     self.chain = Some(ChainTail {

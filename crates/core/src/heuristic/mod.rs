@@ -43,7 +43,8 @@ pub trait Heuristic<P>: Send {
     /// Whether the heuristic can ever wait. One that cannot ([`NeverWait`]) makes the core a
     /// work-conserving scheduler, which needs none of the statistics the others weigh: the
     /// core then neither prices the candidate nor measures each dispatch's positioning (with
-    /// the exact estimator, a walk of the device model per request that nothing reads).
+    /// the exact estimator, a walk of the device model per request that nothing reads), and
+    /// keeps no think times, seeks or chains.
     const WAITS: bool = true;
 
     fn evaluate(&mut self, policy: &P, ev: &Evaluation<'_>) -> Nanos;

@@ -47,9 +47,12 @@ enum Pending {
 
 #[derive(Debug, Default)]
 struct Indexed {
-    by_sector: BTreeMap<(u64, RequestId), Request>,
-    /// Each request's sector and issue time.
-    sector_of: HashMap<RequestId, (u64, Nanos)>,
+    /// (sector, id) of every request, in that order. Keys alone: with whole requests as its
+    /// values the tree's nodes were five times the size, and moving them within a node was
+    /// most of an insertion's and a removal's cost.
+    by_sector: BTreeMap<(u64, RequestId), ()>,
+    /// Every request, by id.
+    requests: HashMap<RequestId, Request>,
     /// (issue time, id) of every request when [`Sptf::by_age`], in that order: the first is
     /// the oldest, found without a pass over the requests, which the walk no longer makes.
     /// Requests arrive in the order of their issue times, so an arrival is a push at the
@@ -60,9 +63,14 @@ struct Indexed {
 }
 
 impl Indexed {
+    /// The requests in sector order, the order a walk over the tree would see them in.
+    fn in_sector_order(&self) -> impl Iterator<Item = &Request> {
+        self.by_sector.keys().map(|(_, id)| &self.requests[id])
+    }
+
     fn insert(&mut self, req: Request, by_age: bool) {
-        self.sector_of.insert(req.id, (req.sector, req.issued));
-        self.by_sector.insert((req.sector, req.id), req);
+        self.by_sector.insert((req.sector, req.id), ());
+        self.requests.insert(req.id, req);
         if by_age {
             let key = age(&req);
             if self.by_age.back().is_none_or(|&last| last < key) {
@@ -75,7 +83,7 @@ impl Indexed {
     }
 
     fn is_pending(&self, (issued, id): (Nanos, RequestId)) -> bool {
-        self.sector_of.get(&id).is_some_and(|&(_, t)| t == issued)
+        self.requests.get(&id).is_some_and(|r| r.issued == issued)
     }
 
     /// After a removal: the front of `by_age` is a pending request again, and the ones gone
@@ -87,7 +95,7 @@ impl Indexed {
             }
             self.by_age.pop_front();
         }
-        if self.by_age.len() > 2 * self.sector_of.len() + 64 {
+        if self.by_age.len() > 2 * self.requests.len() + 64 {
             let mut by_age = std::mem::take(&mut self.by_age);
             by_age.retain(|&k| self.is_pending(k));
             self.by_age = by_age;
@@ -121,14 +129,14 @@ impl Sptf {
                 Some(v.remove(i))
             }
             Pending::Many(m) => {
-                let (sector, _) = m.sector_of.remove(&id)?;
-                let req = m.by_sector.remove(&(sector, id))?;
+                let req = m.requests.remove(&id)?;
+                m.by_sector.remove(&(req.sector, id));
                 if self.by_age {
                     m.tidy_by_age();
                 }
-                if m.sector_of.len() <= FEW / 2 {
+                if m.requests.len() <= FEW / 2 {
                     let mut few: Vec<Request> =
-                        std::mem::take(&mut m.by_sector).into_values().collect();
+                        std::mem::take(&mut m.requests).into_values().collect();
                     few.sort_unstable_by_key(age);
                     self.pending = Pending::Few(few);
                 }
@@ -140,10 +148,7 @@ impl Sptf {
     fn get(&self, id: RequestId) -> Option<&Request> {
         match &self.pending {
             Pending::Few(v) => v.iter().find(|r| r.id == id),
-            Pending::Many(m) => {
-                let (sector, _) = m.sector_of.get(&id)?;
-                m.by_sector.get(&(*sector, id))
-            }
+            Pending::Many(m) => m.requests.get(&id),
         }
     }
 
@@ -152,7 +157,7 @@ impl Sptf {
         match &self.pending {
             Pending::Few(v) => v.first().map(age),
             Pending::Many(m) if self.by_age => m.by_age.front().copied(),
-            Pending::Many(m) => m.by_sector.values().map(|r| (r.issued, r.id)).min(),
+            Pending::Many(m) => m.requests.values().map(age).min(),
         }
     }
 }
@@ -214,10 +219,11 @@ impl Policy for Sptf {
         // id): the walk outward from the head would only cost two range searches and a bound
         // asked for at every step.
         if est.lower_bound(u64::MAX) == 0 {
-            return shortest_positioning(m.by_sector.values(), est, now);
+            return shortest_positioning(m.in_sector_order(), est, now);
         }
         let mut best: Option<(Nanos, Nanos, RequestId, &Request)> = None;
-        for (nearest, _, r) in outward(&m.by_sector, est.head()) {
+        for (nearest, &(_, id), _) in outward(&m.by_sector, est.head()) {
+            let r = &m.requests[&id];
             // Every request still ahead is at least this far: none beats a best that costs
             // less than the bound (an equal cost could still win on age).
             if best.is_some_and(|(t, ..)| est.lower_bound(nearest) > t) {
@@ -238,7 +244,7 @@ impl Policy for Sptf {
     fn len(&self) -> usize {
         match &self.pending {
             Pending::Few(v) => v.len(),
-            Pending::Many(m) => m.sector_of.len(),
+            Pending::Many(m) => m.requests.len(),
         }
     }
 }
@@ -393,7 +399,7 @@ mod tests {
             p.sptf.dispatch(RequestId(i + 1), 300).unwrap();
             assert_eq!(p.oldest(), Some((0, RequestId(1))));
             if let Pending::Many(m) = &p.sptf.pending {
-                assert!(m.by_age.len() <= 2 * m.sector_of.len() + 64);
+                assert!(m.by_age.len() <= 2 * m.requests.len() + 64);
             }
         }
         assert_eq!(p.len(), 1);
