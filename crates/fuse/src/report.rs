@@ -185,12 +185,7 @@ impl IoStats {
                 (rt.busy.min(window)) as f64 / window as f64
             },
             contexts,
-            anticipation: AnticipationReport {
-                waits: a.waits,
-                hits: a.hits,
-                timeouts: a.timeouts,
-                waited_ms: a.waited as f64 / 1e6,
-            },
+            anticipation: a.into(),
             context_kind: settings.context_kind.clone(),
             cache: settings.cache.clone(),
             readahead_kib: settings.readahead_kib,

@@ -35,9 +35,7 @@ use antsched_workload::driver::{
 use antsched_workload::fio::{FileTarget, JobFile};
 use antsched_workload::issuer::AppIo;
 use antsched_workload::layout::FileLayout;
-use antsched_workload::report::{
-    AnticipationReport, ContextReport, Latency, LatencyRecorder, RunReport,
-};
+use antsched_workload::report::{ContextReport, Latency, LatencyRecorder, RunReport};
 use antsched_workload::Workload;
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -818,20 +816,7 @@ pub fn run(
         warm(&files, &sizes);
     }
     let store = Store::extents(files, prep.extents.clone())?;
-    let backend = Backend::emulated(model, store);
-    let env = backend.build_env(opts.seed);
-    let sched = antsched_core::build(spec, &env).map_err(SetupError::from)?;
-    let disk = backend.name().to_string();
-    let rt = Runtime::start(
-        backend,
-        sched,
-        Options {
-            spin: opts.loop_spin,
-            // Above the issuers: a completion must be handled before its issuer runs again.
-            realtime_priority: opts.realtime.then_some(2),
-            ..Options::default()
-        },
-    )?;
+    let (rt, disk) = start_emulated(model, store, spec, opts.seed, opts.loop_spin, opts.realtime)?;
     let w = &prep.workload;
     for c in &w.classes {
         if let Some(w) = c.weight {
@@ -972,6 +957,35 @@ pub fn run(
     ))
 }
 
+/// Starts the runtime of an emulated disk as `antsched run` does: `model` times the requests
+/// over `store`, scheduler `spec` is built with the model's exact estimator and `seed`, and the
+/// event loop spins for deadlines closer than `loop_spin` and, with `realtime`, runs in
+/// `SCHED_FIFO` above the threads that issue, so that a completion is handled before its
+/// issuer runs again. Returns the runtime and the disk's name.
+pub(crate) fn start_emulated(
+    model: Box<dyn DeviceModel>,
+    store: Store,
+    spec: &str,
+    seed: u64,
+    loop_spin: Nanos,
+    realtime: bool,
+) -> Result<(Runtime, String), RunError> {
+    let backend = Backend::emulated(model, store);
+    let env = backend.build_env(seed);
+    let sched = antsched_core::build(spec, &env).map_err(SetupError::from)?;
+    let disk = backend.name().to_string();
+    let rt = Runtime::start(
+        backend,
+        sched,
+        Options {
+            spin: loop_spin,
+            realtime_priority: realtime.then_some(2),
+            ..Options::default()
+        },
+    )?;
+    Ok((rt, disk))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn report(
     w: &Workload,
@@ -1070,12 +1084,7 @@ fn report(
             throughput_mb_s: mb_s(total_bytes),
             utilization: busy as f64 / (end - start) as f64,
             contexts,
-            anticipation: AnticipationReport {
-                waits: a.waits,
-                hits: a.hits,
-                timeouts: a.timeouts,
-                waited_ms: a.waited as f64 / 1e6,
-            },
+            anticipation: a.into(),
             sim: None,
         },
         timer_overshoot_us: Percentiles::of_ns(&stats.timer_overshoot),

@@ -22,17 +22,17 @@ use std::sync::Mutex;
 use antsched_core::{ContextId, Nanos, Op};
 use antsched_disk::DeviceModel;
 use antsched_sim::SimError;
-use antsched_workload::report::{AnticipationReport, ContextReport, LatencyRecorder, RunReport};
+use antsched_workload::report::{ContextReport, LatencyRecorder, RunReport};
 use antsched_workload::trace::timing::{Previous, ReplayOptions};
 use antsched_workload::trace::{Format, Record, TraceError};
 use hdrhistogram::Histogram;
 use rustc_hash::FxHashMap;
 
-use crate::backend::{Backend, Store};
+use crate::backend::Store;
 use crate::buf::IoBuf;
 use crate::clock::{set_realtime, tighten_timer_slack, Clock};
-use crate::job::{Percentiles, RealRun, RunError, Verification};
-use crate::runtime::{Ctx, Options, Runtime};
+use crate::job::{start_emulated, Percentiles, RealRun, RunError, Verification};
+use crate::runtime::{Ctx, Runtime};
 use crate::ticket::Ticket;
 
 /// Records a process's channel holds ahead of its thread. A bounded channel's slots are
@@ -99,19 +99,13 @@ pub fn replay(
     spec: &str,
     opts: &TraceRunOptions,
 ) -> Result<RealRun, RunError> {
-    let backend = Backend::emulated(model, Store::discard());
-    let env = backend.build_env(opts.seed);
-    let sched = antsched_core::build(spec, &env).map_err(crate::error::SetupError::from)?;
-    let disk = backend.name().to_string();
-    let rt = Runtime::start(
-        backend,
-        sched,
-        Options {
-            spin: opts.loop_spin,
-            // Above the processes: a completion is handled before its process runs again.
-            realtime_priority: opts.realtime.then_some(2),
-            ..Options::default()
-        },
+    let (rt, disk) = start_emulated(
+        model,
+        Store::discard(),
+        spec,
+        opts.seed,
+        opts.loop_spin,
+        opts.realtime,
     )?;
     let capacity = rt.capacity_sectors();
     let clock = rt.clock();
@@ -248,12 +242,7 @@ pub fn replay(
             throughput_mb_s: total_bytes as f64 / 1e6 / secs,
             utilization: stats.busy.min(end - start) as f64 / (end - start) as f64,
             contexts,
-            anticipation: AnticipationReport {
-                waits: a.waits,
-                hits: a.hits,
-                timeouts: a.timeouts,
-                waited_ms: a.waited as f64 / 1e6,
-            },
+            anticipation: a.into(),
             sim: None,
         },
         timer_overshoot_us: Percentiles::of_ns(&stats.timer_overshoot),

@@ -21,9 +21,7 @@ use antsched_workload::driver::{
 use antsched_workload::fio::{Job, JobFile};
 use antsched_workload::issuer::AppIo;
 use antsched_workload::numbered::Numbered;
-use antsched_workload::report::{
-    AnticipationReport, ContextReport, Latency, LatencyRecorder, RunReport, SimSpeed,
-};
+use antsched_workload::report::{ContextReport, Latency, LatencyRecorder, RunReport, SimSpeed};
 use antsched_workload::Workload;
 
 use crate::device::SharedDevice;
@@ -654,12 +652,7 @@ impl<'a> Simulation<'a> {
             throughput_mb_s: mb_s(total_bytes),
             utilization: busy as f64 / end as f64,
             contexts,
-            anticipation: AnticipationReport {
-                waits: a.waits,
-                hits: a.hits,
-                timeouts: a.timeouts,
-                waited_ms: a.waited as f64 / 1e6,
-            },
+            anticipation: a.into(),
             sim: Some(SimSpeed {
                 requests: self.disk_requests,
                 bytes_requested: self.bytes_requested,

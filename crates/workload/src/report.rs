@@ -89,6 +89,17 @@ pub struct AnticipationReport {
     pub waited_ms: f64,
 }
 
+impl From<antsched_core::AnticipationStats> for AnticipationReport {
+    fn from(a: antsched_core::AnticipationStats) -> Self {
+        Self {
+            waits: a.waits,
+            hits: a.hits,
+            timeouts: a.timeouts,
+            waited_ms: a.waited as f64 / 1e6,
+        }
+    }
+}
+
 /// How fast the simulator ran, and what the device was asked for.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
 pub struct SimSpeed {
