@@ -54,11 +54,12 @@ fn a_trace_replayed_in_real_time_does_what_its_simulation_does() {
             "{spec}: run {:.2} MB/s, sim {:.2} MB/s (ratio {ratio:.3}), issued late p50 {:.1} us",
             real.report.throughput_mb_s, sim.throughput_mb_s, real.think_overshoot_us.p50
         );
-        // The real clock costs a little (the loop's and the threads' wake-ups); a loaded CI
-        // machine must not fail the build, so the bound is wider than what an idle machine
-        // shows (within 1%, docs/traces.md).
+        // The real clock moves some decisions: a process's thread wakes microseconds late,
+        // which adds to the think times the heuristic weighs, and `as-aged-sptf` waited 7 to
+        // 64 times in ten real runs of this trace against the simulation's 62, for 0.998 to
+        // 1.086 of its throughput (docs/traces.md). `aged-sptf` stayed within 1%.
         assert!(
-            (0.9..=1.1).contains(&ratio),
+            (0.85..=1.15).contains(&ratio),
             "{spec}: real time {:.2} MB/s against simulated {:.2}",
             real.report.throughput_mb_s,
             sim.throughput_mb_s
