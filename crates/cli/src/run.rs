@@ -5,10 +5,9 @@ use std::sync::{Arc, Mutex};
 
 use antsched_core::{registry, spec::parse_duration, Spec};
 use antsched_io::job::{self, RealRun, RunOptions};
-use antsched_io::replay::TraceRunOptions;
+use antsched_io::replay::{self, TraceRunOptions};
 use antsched_io::BackendSpec;
-use antsched_sim::engine::Replay;
-use antsched_sim::{disk_model, simulate, SimError};
+use antsched_sim::{disk_model, simulate};
 use antsched_workload::fio::JobFile;
 use antsched_workload::trace::timing::ReplayOptions;
 use antsched_workload::trace::{self, Format};
@@ -16,6 +15,7 @@ use anyhow::{bail, Context};
 
 use crate::progress::Progress;
 use crate::signals;
+use crate::trace_args;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -181,28 +181,27 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 path,
                 format,
                 replay,
-            } => (|| -> anyhow::Result<RealRun> {
-                let (reader, _) = trace::open_file(path, *format)?;
-                let f = reader.format();
-                let file = path.display().to_string();
-                let records = trace::Background::spawn(reader)?;
-                let topts = TraceRunOptions {
-                    replay: *replay,
-                    seed: a.seed,
-                    runtime: cap,
-                    think_spin: opts.think_spin,
-                    loop_spin: opts.loop_spin,
-                    realtime: opts.realtime,
-                };
-                Ok(antsched_io::replay::replay(
-                    records,
-                    &file,
-                    f,
-                    model.clone_box(),
-                    s,
-                    &topts,
-                )?)
-            })(),
+            } => trace_args::read(path, *format)
+                .map_err(anyhow::Error::from)
+                .and_then(|(records, f, _)| {
+                    let topts = TraceRunOptions {
+                        replay: *replay,
+                        seed: a.seed,
+                        runtime: cap,
+                        think_spin: opts.think_spin,
+                        loop_spin: opts.loop_spin,
+                        realtime: opts.realtime,
+                    };
+                    let file = path.display().to_string();
+                    Ok(replay::replay(
+                        records,
+                        &file,
+                        f,
+                        model.clone_box(),
+                        s,
+                        &topts,
+                    )?)
+                }),
         }
         .with_context(|| format!("scheduler {s}"))?;
         finished
@@ -217,14 +216,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                     path,
                     format,
                     replay,
-                } => trace::open_file(path, *format)
-                    .map_err(SimError::from)
-                    .and_then(|(reader, _)| {
-                        let f = reader.format();
-                        let trace =
-                            Replay::new(Box::new(reader), &path.display().to_string(), f, *replay);
-                        antsched_sim::replay(trace, model.clone_box(), s, a.seed, &|_| {})
-                    }),
+                } => trace_args::replay(path, *format, *replay)
+                    .and_then(|t| antsched_sim::replay(t, model.clone_box(), s, a.seed, &|_| {})),
             };
             sims.push(sim.with_context(|| format!("simulating {s}"))?);
         }

@@ -4,8 +4,7 @@
 use std::path::PathBuf;
 
 use antsched_core::{registry, Spec};
-use antsched_sim::engine::Replay;
-use antsched_sim::{disk_model, replay_each, simulate_each, SimError};
+use antsched_sim::{disk_model, replay_each, simulate_each};
 use antsched_workload::fio::JobFile;
 use antsched_workload::report::RunReport;
 use antsched_workload::trace;
@@ -65,18 +64,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             // Opened once here so that a missing file or an unknown format is one error,
             // before any run; each run then reads the trace again, as it replays it.
             drop(trace::open_file(trace, format)?);
-            let open = || -> Result<Replay<'static>, SimError> {
-                let (reader, share) = trace::open_file(trace, format)?;
-                let f = reader.format();
-                let name = trace.display().to_string();
-                // Read on a thread of its own: parsing costs about what simulating does.
-                let records =
-                    trace::Background::spawn(reader).map_err(|source| trace::TraceError::Io {
-                        file: name.clone(),
-                        source,
-                    })?;
-                Ok(Replay::new(Box::new(records), &name, f, opts).fraction(share))
-            };
+            let open = || crate::trace_args::replay(trace, format, opts);
             replay_each(&open, &*disk, &a.schedulers, a.seed, &on_progress)
         }
         (None, None) => unreachable!("clap requires a job file or --trace"),

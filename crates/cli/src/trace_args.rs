@@ -1,10 +1,12 @@
 //! The options of a trace replay, the same for `antsched sim --trace` and `antsched run
 //! --trace` (see `docs/traces.md`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use antsched_sim::engine::Replay;
+use antsched_sim::SimError;
 use antsched_workload::trace::timing::{Loop, ReplayOptions};
-use antsched_workload::trace::Format;
+use antsched_workload::trace::{self, Background, Format, TraceError};
 
 #[derive(clap::Args)]
 pub struct TraceArgs {
@@ -55,4 +57,31 @@ impl TraceArgs {
         };
         Ok((format, opts))
     }
+}
+
+/// The records of the trace at `path`, read and parsed on a thread of their own (parsing a
+/// line costs about what simulating its request does), with the trace's format and a function
+/// telling how far through the file the reader is (0 to 1).
+pub fn read(
+    path: &Path,
+    format: Option<Format>,
+) -> Result<(Background, Format, impl Fn() -> f64), TraceError> {
+    let (reader, share) = trace::open_file(path, format)?;
+    let format = reader.format();
+    let records = Background::spawn(reader).map_err(|source| TraceError::Io {
+        file: path.display().to_string(),
+        source,
+    })?;
+    Ok((records, format, share))
+}
+
+/// The simulator's replay of the trace at `path`, read as it is replayed.
+pub fn replay(
+    path: &Path,
+    format: Option<Format>,
+    opts: ReplayOptions,
+) -> Result<Replay<'static>, SimError> {
+    let (records, format, share) = read(path, format)?;
+    let name = path.display().to_string();
+    Ok(Replay::new(Box::new(records), &name, format, opts).fraction(share))
 }

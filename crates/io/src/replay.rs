@@ -21,6 +21,7 @@ use std::sync::Mutex;
 
 use antsched_core::{ContextId, Nanos, Op};
 use antsched_disk::DeviceModel;
+use antsched_sim::engine::place_record;
 use antsched_sim::SimError;
 use antsched_workload::report::{ContextReport, LatencyRecorder, RunReport};
 use antsched_workload::trace::timing::{Previous, ReplayOptions};
@@ -38,6 +39,9 @@ use crate::ticket::Ticket;
 /// Records a process's channel holds ahead of its thread. A bounded channel's slots are
 /// allocated up front, and a `perf` trace of `find -exec cat` has a process per file.
 const AHEAD: usize = 256;
+
+/// Requests a process's thread lets pile up in flight before it first looks for completed ones.
+const REAP_FIRST: usize = 64;
 
 /// A process's thread needs little stack: it sleeps, submits and waits.
 const STACK: usize = 256 * 1024;
@@ -86,7 +90,9 @@ type InFlight = (Ticket, Nanos, u64);
 /// A record handed to its process's thread.
 struct Job {
     record: Record,
+    /// Where it lies on the emulated disk ([`place_record`]).
     sector: u64,
+    sectors: u64,
 }
 
 /// Replays `records` (read from `file`, in `format`) under scheduler `spec` on an emulated
@@ -135,21 +141,13 @@ pub fn replay(
             if over.load(Ordering::Relaxed) || stop.is_some_and(|s| clock.now() >= s) {
                 break;
             }
-            let sectors = r.bytes.div_ceil(512);
-            let sector = opts.replay.sector(&r);
-            if sectors > u64::from(u32::MAX) || sector.saturating_add(sectors) > capacity {
-                error = Some(
-                    SimError::TraceBeyondDisk {
-                        file: file.to_string(),
-                        line: r.line,
-                        sector,
-                        bytes: r.bytes,
-                        capacity,
-                    }
-                    .into(),
-                );
-                break;
-            }
+            let (sector, sectors) = match place_record(&opts.replay, &r, capacity, file) {
+                Ok(place) => place,
+                Err(e) => {
+                    error = Some(e.into());
+                    break;
+                }
+            };
             let t0 = *t0.get_or_insert(r.time);
             let p = *by_stream.entry(r.stream()).or_insert_with(|| {
                 let p = procs.len();
@@ -168,7 +166,11 @@ pub fn replay(
                 p
             });
             // A thread that stopped (the runtime cap) no longer receives; the others go on.
-            let _ = procs[p].send(Job { record: r, sector });
+            let _ = procs[p].send(Job {
+                record: r,
+                sector,
+                sectors,
+            });
         }
         if error.is_some() {
             over.store(true, Ordering::Relaxed);
@@ -287,6 +289,7 @@ fn play(
     // in flight: (ticket, issue time, bytes).
     let mut prev: Option<(Previous, Option<InFlight>)> = None;
     let mut in_flight: Vec<InFlight> = Vec::new();
+    let mut reap_at = REAP_FIRST;
     let finish = |res: &mut Played, (t, issued, bytes): InFlight| -> Nanos {
         match t.wait() {
             Ok(done) => {
@@ -305,7 +308,12 @@ fn play(
             }
         }
     };
-    for Job { record: r, sector } in rx.iter() {
+    for Job {
+        record: r,
+        sector,
+        sectors,
+    } in rx.iter()
+    {
         if over.load(Ordering::Relaxed) {
             break;
         }
@@ -330,12 +338,11 @@ fn play(
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .record(now.saturating_sub(deadline).max(1));
-        let bytes = r.bytes.div_ceil(512) * 512;
         let ticket = rt.submit(
             ctx,
             r.op,
             sector,
-            IoBuf::zeroed(bytes as usize),
+            IoBuf::zeroed(sectors as usize * 512),
             r.sync || r.op == Op::Read,
             false,
         );
@@ -351,15 +358,20 @@ fn play(
             },
             Some((ticket, now, r.bytes)),
         ));
-        // Reap what completed, so that an open loop's in-flight list stays short.
-        let mut i = 0;
-        while i < in_flight.len() {
-            if in_flight[i].0.is_done() {
-                let t = in_flight.swap_remove(i);
-                finish(&mut res, t);
-            } else {
-                i += 1;
+        // Reap what completed, so that an open loop does not hold every buffer it read: a
+        // pass each time the list has doubled since the last, constant work per record where
+        // a pass per record would be quadratic in an overloaded disk's backlog.
+        if in_flight.len() >= reap_at {
+            let mut i = 0;
+            while i < in_flight.len() {
+                if in_flight[i].0.is_done() {
+                    let t = in_flight.swap_remove(i);
+                    finish(&mut res, t);
+                } else {
+                    i += 1;
+                }
             }
+            reap_at = (2 * in_flight.len()).max(REAP_FIRST);
         }
     }
     // Drain the channel so that the reader never blocks on a thread that stopped early.

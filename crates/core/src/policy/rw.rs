@@ -46,8 +46,7 @@
 //!   share of the recent disk time (decayed over the grace, the share of the contexts
 //!   waiting; [`STARVED_SHARE`]) has a *turn* of the grace: the grace divided among the
 //!   contexts waiting, itself counted, so that each of them can be served once within one
-//!   grace. Its requests age after half its
-//!   turn ([`STARVED_AGES_AFTER`]), so that with the credit a switch needs (a seek and a
+//!   grace. Its requests age after half its turn ([`STARVED_AGES_AFTER`]), so that with the credit a switch needs (a seek and a
 //!   rotation, some 15 ms on the paper's disk: 150 ms of waiting) it wins about when its
 //!   turn comes. With one other, as in every SOSP experiment, nothing changes; the contexts
 //!   that have their share keep the whole grace, so the streams still switch rarely among
@@ -65,8 +64,8 @@
 //!   checks its FIFO every 125 ms, stays that long): sixteen sequential readers of 32 KB
 //!   blocks got 0.949 of AS's throughput with the worst at 0.73 MB/s; with turns, 0.957 and
 //!   0.81 (with the floor at two thirds, below, 0.958 and 0.88). Of the turn's length: the
-//!   grace over the contexts waiting keeps every wait within a second or so; in a trial, twice that made some requests of twelve or more readers wait
-//!   over 2 s.
+//!   grace over the contexts waiting keeps every wait within a second or so; in a trial,
+//!   twice that made some requests of twelve or more readers wait over 2 s.
 //!
 //! - **Lower first among adjacent requests.** A request that starts where another pending
 //!   one ends waits for it ([`AgedQueue`]'s followers): SPTF that prices the rotation would

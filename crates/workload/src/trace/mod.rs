@@ -479,6 +479,8 @@ pub(crate) fn decimal_ns(s: &str, unit: u64) -> Option<Nanos> {
     ns.checked_add(part)
 }
 
+/// The first `N` fields of `it` and how many fields it has in all: the fields of a line
+/// without a vector per line.
 pub(crate) fn fields<'s, const N: usize>(
     it: impl Iterator<Item = &'s str>,
 ) -> ([&'s str; N], usize) {

@@ -44,7 +44,8 @@ pub struct ReplayOptions {
     /// Each sector is multiplied by this, to replay a trace of a larger (or smaller) disk on
     /// the modelled one. Without it, a request beyond the disk's end is an error.
     pub lba_scale: Option<f64>,
-    /// Records read ahead of the replay, across all processes.
+    /// Records the simulator reads ahead of its replay, across all processes. (The real-time
+    /// replay holds a bounded channel per process instead.)
     pub window: usize,
 }
 
