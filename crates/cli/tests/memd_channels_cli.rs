@@ -2,7 +2,7 @@
 //! user runs them: the built binary on temporary sockets.
 
 mod common;
-use common::{bin, cannot_run, scratch, start_memd, Cleanup};
+use common::{bin, cannot_run, scratch, start_memd};
 
 use std::process::Stdio;
 
@@ -22,7 +22,6 @@ fn mem_run_points_cmd_at_the_pressure_socket_and_registers_sigmem() {
         return;
     }
     let dir = scratch("channels");
-    let _cleanup = Cleanup(dir.clone());
     let sock = dir.join("memd.sock");
     let pressure = dir.join("memory-pressure.sock");
     let mut d = start_memd(

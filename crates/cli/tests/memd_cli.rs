@@ -2,7 +2,7 @@
 //! binary on a temporary socket, stopped by SIGTERM.
 
 mod common;
-use common::{bin, cannot_run, scratch, start_memd, Cleanup, Daemon};
+use common::{bin, cannot_run, scratch, start_memd, Daemon};
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 #[test]
 fn memd_serves_status_and_stops_on_sigterm() {
     let dir = scratch("run");
-    let _cleanup = Cleanup(dir.clone());
     let sock = dir.join("memd.sock");
     let mut d = start_memd(&sock, "200ms", &[], Stdio::piped(), &[]);
     let out = bin()
@@ -74,7 +73,6 @@ fn memd_serves_status_and_stops_on_sigterm() {
 #[test]
 fn bad_input_is_a_clear_error() {
     let dir = scratch("bad");
-    let _cleanup = Cleanup(dir.clone());
     let out = bin()
         .args(["memd", "--socket"])
         .arg(dir.join("missing/memd.sock"))
@@ -172,7 +170,6 @@ fn bad_input_is_a_clear_error() {
 #[test]
 fn s_max_is_scaled_and_checked() {
     let dir = scratch("smax");
-    let _cleanup = Cleanup(dir.clone());
     for (value, says) in [
         ("1s", "--s-max \"1s\": S_max must be at least S_min, 5 s"),
         ("0", "--s-max \"0\": S_max must be at least S_min, 5 s"),
@@ -232,7 +229,6 @@ fn non_empty(path: &std::path::Path) -> bool {
 #[test]
 fn mem_watch_prints_json_lines_and_writes_the_plot() {
     let dir = scratch("watch");
-    let _cleanup = Cleanup(dir.clone());
     let sock = dir.join("memd.sock");
     let _d = memd(&sock, "200ms");
 
@@ -345,7 +341,6 @@ fn mem_run_runs_a_command_in_a_governed_group_and_removes_it() {
         return;
     }
     let dir = scratch("memrun");
-    let _cleanup = Cleanup(dir.clone());
     let sock = dir.join("memd.sock");
     let _d = memd(&sock, "100ms");
     // CMD prints its memory cgroup, waits until memd's status lists that group, then
@@ -446,7 +441,6 @@ fn mem_run_inside_a_mem_run_group_nests_its_group() {
         return;
     }
     let dir = scratch("memrun-nest");
-    let _cleanup = Cleanup(dir.clone());
     let sock = dir.join("memd.sock");
     let _d = memd(&sock, "100ms");
     let bin_path = env!("CARGO_BIN_EXE_antsched");
@@ -502,7 +496,6 @@ fn mem_run_inside_a_mem_run_group_nests_its_group() {
 #[test]
 fn mem_nice_sets_a_nice_and_names_what_is_wrong() {
     let dir = scratch("nice");
-    let _cleanup = Cleanup(dir.clone());
     let sock = dir.join("memd.sock");
     let mut d = memd(&sock, "200ms");
     let nice = |args: &[&str]| {

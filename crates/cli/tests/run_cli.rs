@@ -96,7 +96,6 @@ fn run_writes_the_sim_json_plus_the_timer_overshoot() {
         assert!(!c[key].is_null(), "{key} missing: {c}");
     }
     assert!(v["sim"]["runs"][0]["throughput_mb_s"].as_f64().unwrap() > 0.0);
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -282,7 +281,6 @@ fn bad_input_fails_clearly_and_writes_nothing() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing.img"));
     assert!(!json.exists());
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -396,7 +394,6 @@ fn calibrate_measures_an_emulated_disk_and_a_real_file() {
         c.accuracy_within_20pct.is_none(),
         "no model to score a real device against"
     );
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// Ctrl-C during a comparison once exited 130 with nothing, even after earlier schedulers had
@@ -450,7 +447,6 @@ fn an_interrupted_run_reports_the_schedulers_that_finished() {
     assert!((1..20).contains(&n), "{n} runs finished of 20 in 3 s");
     assert_eq!(v["interrupted"], true);
     assert_eq!(stdout.matches("noop").count(), n, "{stdout}");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// Peak resident memory, in KiB, of `antsched ARGS` (from the kernel's accounting of the
@@ -550,5 +546,4 @@ fn run_memory_does_not_grow_with_file_size() {
         "a 2 MiB read of a 2 GiB file took {big} KiB resident, against {small} KiB for an \
          8 MiB file: memory grows with the file"
     );
-    let _ = std::fs::remove_dir_all(&d);
 }

@@ -453,7 +453,6 @@ fn limit_raises_a_job_limit_for_sim_and_run() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `paper --file-spacing 0` was blamed on the suite's own job files (`cas-table1.fio:19: job

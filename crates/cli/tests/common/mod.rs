@@ -2,7 +2,7 @@
 // Each test file uses the part it needs.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The `antsched` binary under test.
@@ -15,12 +15,44 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// An empty directory of this test process's own, under the system's temporary directory.
-pub fn scratch(name: &str) -> PathBuf {
+/// An empty directory of this test process's own, under the system's temporary directory,
+/// removed when the test ends, unless it fails: what a failed run left is kept to look at.
+pub fn scratch(name: &str) -> Scratch {
     let d = std::env::temp_dir().join(format!("antsched-cli-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    Scratch(d)
+}
+
+/// A directory of [`scratch`]: a path, and the directory's removal when dropped.
+pub struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// Every row of `antsched paper --json`'s experiments that is off the paper by more than 15%
@@ -40,17 +72,6 @@ pub fn every_large_difference_has_a_reason(report: &str, json: &serde_json::Valu
                 !off || report.lines().any(named),
                 "report.md gives no reason for {q}"
             );
-        }
-    }
-}
-
-/// Removes a test's directory when the test passes (a failing test's stays, to be looked at).
-pub struct Cleanup(pub PathBuf);
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
         }
     }
 }
