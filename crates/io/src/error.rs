@@ -30,6 +30,10 @@ pub enum IoError {
     /// The runtime was shutting down when the request arrived; nothing was sent to the device.
     #[error("the runtime is shutting down")]
     ShuttingDown,
+    /// The runtime was abandoned ([`Runtime::abandon`](crate::Runtime::abandon)) while the
+    /// scheduler still held the request; nothing was sent to the device.
+    #[error("the run ended before the request was sent to the device")]
+    Abandoned,
     /// The runtime's event loop failed (a bug: it panicked); the request's fate is unknown.
     #[error("the runtime's event loop failed; the request may or may not have been done")]
     LoopFailed,

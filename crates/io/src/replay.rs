@@ -16,7 +16,7 @@
 //! model's, as in the simulator.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::Mutex;
 
 use antsched_core::{ContextId, Nanos, Op};
@@ -32,6 +32,7 @@ use rustc_hash::FxHashMap;
 use crate::backend::Store;
 use crate::buf::IoBuf;
 use crate::clock::{set_realtime, tighten_timer_slack, Clock};
+use crate::error::IoError;
 use crate::job::{start_emulated, Percentiles, RealRun, RunError, Verification};
 use crate::runtime::{Ctx, Runtime};
 use crate::ticket::Ticket;
@@ -130,6 +131,19 @@ pub fn replay(
         let mut handles = Vec::new();
         let mut by_stream: FxHashMap<u64, usize> = FxHashMap::default();
         let mut t0 = None;
+        // At the time limit, what the scheduler still holds is abandoned: an open loop on a
+        // disk slower than the trace holds a backlog that would take minutes to serve. Told
+        // by the channel's end that every process finished before.
+        let (finished, until_stop) = std::sync::mpsc::channel::<()>();
+        if let Some(stop) = stop {
+            let rt = &rt;
+            s.spawn(move || {
+                let left = std::time::Duration::from_nanos(stop.saturating_sub(clock.now()));
+                if let Err(RecvTimeoutError::Timeout) = until_stop.recv_timeout(left) {
+                    rt.abandon();
+                }
+            });
+        }
         for r in records {
             let r = match r {
                 Ok(r) => r,
@@ -192,6 +206,7 @@ pub fn replay(
                 }
             }
         }
+        drop(finished);
         played
     });
     let stats = rt.shutdown();
@@ -302,6 +317,8 @@ fn play(
                 }
                 done.completed_at
             }
+            // The time limit came before the request reached the device.
+            Err(IoError::Abandoned) => clock.now(),
             Err(_) => {
                 res.io_errors += 1;
                 clock.now()

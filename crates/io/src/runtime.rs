@@ -202,6 +202,7 @@ enum Msg {
     Weight(ClassId, u32),
     Stats(mpsc::Sender<Stats>),
     Shutdown,
+    Abandon,
 }
 
 struct Shared {
@@ -251,15 +252,15 @@ impl Shared {
         true
     }
 
-    /// Begins the shutdown: refuses new requests from now on and queues `Shutdown` behind the
-    /// ones accepted ([`Shared::push_io`]); once only.
-    fn close(&self) {
+    /// Begins the shutdown: refuses new requests from now on and queues `Shutdown` (or
+    /// `Abandon`) behind the ones accepted ([`Shared::push_io`]); once only.
+    fn close(&self, how: Msg) {
         {
             let mut q = lock(&self.queue);
             if self.closed.swap(true, Ordering::SeqCst) {
                 return;
             }
-            q.push(Msg::Shutdown);
+            q.push(how);
         }
         self.wake_loop();
     }
@@ -342,6 +343,7 @@ impl Runtime {
             timer_seq: 0,
             timespecs: Vec::new(),
             closing: false,
+            abandoned: false,
             dispatched: 0,
             // Leaked on purpose: the kernel may write to it until the ring is torn down,
             // which happens after the loop returns. Eight bytes per runtime.
@@ -575,7 +577,17 @@ impl Runtime {
     /// refused with [`IoError::ShuttingDown`], and everything accepted before still completes.
     /// [`shutdown`](Self::shutdown) (or dropping the runtime) then waits for the drain.
     pub fn close(&self) {
-        self.shared.close();
+        self.shared.close(Msg::Shutdown);
+    }
+
+    /// Ends the run from any thread, without waiting, and without serving what is left:
+    /// submissions are refused from now on, every request the scheduler still holds fails at
+    /// once with [`IoError::Abandoned`], and only the requests already on the device complete.
+    /// For a run with a time limit whose callers do not wait for their requests (an open-loop
+    /// trace on a disk slower than the trace): [`close`](Self::close) would serve the whole
+    /// backlog first, minutes past the limit. Does nothing once the shutdown has begun.
+    pub fn abandon(&self) {
+        self.shared.close(Msg::Abandon);
     }
 
     fn stop(&mut self) -> Option<Stats> {
@@ -663,7 +675,7 @@ impl Drop for Loop {
                 Msg::Stats(tx) => {
                     let _ = tx.send(last.clone());
                 }
-                Msg::Exited(_) | Msg::Weight(..) | Msg::Shutdown => {}
+                Msg::Exited(_) | Msg::Weight(..) | Msg::Shutdown | Msg::Abandon => {}
             }
         }
     }
@@ -689,6 +701,8 @@ struct Loop {
     #[allow(clippy::vec_box)]
     timespecs: Vec<Box<types::Timespec>>,
     closing: bool,
+    /// [`Runtime::abandon`]: nothing more goes to the device.
+    abandoned: bool,
     dispatched: u64,
     wake_buf: *mut u64,
     stats: Stats,
@@ -782,7 +796,12 @@ impl Loop {
                 break;
             }
             // When to look again, if nothing arrives.
-            let next = match (self.sched.poll_timeout(), self.due.peek()) {
+            let timeout = if self.abandoned {
+                None
+            } else {
+                self.sched.poll_timeout()
+            };
+            let next = match (timeout, self.due.peek()) {
                 (Some(a), Some(Reverse((b, _)))) => Some(a.min(*b)),
                 (a, b) => a.or(b.map(|Reverse((t, _))| *t)),
             };
@@ -970,7 +989,28 @@ impl Loop {
                     let _ = tx.send(self.snapshot());
                 }
                 Msg::Shutdown => self.closing = true,
+                Msg::Abandon => self.abandon(),
             }
+        }
+    }
+
+    /// Fails every request the scheduler still holds, and from now on sends nothing more to
+    /// the device ([`Runtime::abandon`]). The scheduler keeps them: it is dropped with the
+    /// loop, once the requests on the device have completed.
+    fn abandon(&mut self) {
+        self.closing = true;
+        self.abandoned = true;
+        let held: Vec<u64> = self
+            .entries
+            .iter()
+            .filter(|(_, e)| e.started.is_none())
+            .map(|(&id, _)| id)
+            .collect();
+        for id in held {
+            let mut e = self.entries.remove(&id).expect("listed above");
+            e.answered = true;
+            self.results
+                .push((id, e.slot.clone(), Err(IoError::Abandoned)));
         }
     }
 
@@ -993,6 +1033,9 @@ impl Loop {
 
     /// Sends what the scheduler wants dispatched to the device.
     fn drive(&mut self) {
+        if self.abandoned {
+            return;
+        }
         loop {
             let now = self.now();
             let Some(r) = self.sched.poll_dispatch(now) else {

@@ -93,3 +93,59 @@ fn a_request_beyond_the_disk_is_refused_with_its_line() {
     );
     assert!(e.to_string().starts_with("far.csv:2: "), "{e}");
 }
+
+/// An open loop on a disk slower than its trace piles up a backlog in the scheduler: 20,000
+/// random 4 KiB reads from eight processes, 0.1 ms apart, where the disk serves about 150 a
+/// second. With a time limit of 1 s the run ends at the limit: what the disk served by then
+/// is counted, what the scheduler still held is abandoned, and nothing is an I/O error.
+/// (Before, the run served the whole backlog first: 135 s for a 3 s limit.)
+#[test]
+fn a_time_limit_ends_an_open_loop_backlog() {
+    use antsched_workload::trace::timing::Loop;
+    if !io_uring_or_skip("a_time_limit_ends_an_open_loop_backlog") {
+        return;
+    }
+    let mut text = String::new();
+    let mut x: u64 = 19;
+    for i in 0..20_000u64 {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        let lba = (x >> 33) % 60_000_000;
+        text.push_str(&format!(
+            "{},{lba},4096,r,{:.4}\n",
+            i % 8,
+            i as f64 * 0.0001
+        ));
+    }
+    let opts = TraceRunOptions {
+        replay: ReplayOptions {
+            mode: Loop::Open,
+            ..ReplayOptions::default()
+        },
+        runtime: Some(1_000_000_000),
+        ..TraceRunOptions::default()
+    };
+    let began = std::time::Instant::now();
+    let reader = TraceReader::open(text.as_bytes(), "open.csv", None).unwrap();
+    let model = disk_model("deskstar-34gxp").unwrap();
+    let run = replay(
+        reader,
+        "open.csv",
+        Format::Spc,
+        model,
+        "as-aged-sptf",
+        &opts,
+    )
+    .unwrap();
+    let took = began.elapsed().as_secs_f64();
+    let ios: u64 = run.report.contexts.iter().map(|c| c.ios).sum();
+    eprintln!("{ios} requests served in the 1 s limit; the run took {took:.2} s");
+    assert_eq!(
+        run.verify.io_errors, 0,
+        "an abandoned request is no I/O error"
+    );
+    assert!((run.report.duration_s - 1.0).abs() < 1e-9);
+    assert_eq!(run.report.contexts.len(), 8);
+    // About 150 served; the backlog of thousands more would take over a minute.
+    assert!((50..1_000).contains(&ios), "{ios} requests served in 1 s");
+    assert!(took < 10.0, "the run took {took:.1} s past its 1 s limit");
+}

@@ -216,6 +216,66 @@ fn shutdown_drains_everything_in_flight_and_refuses_what_comes_after() {
 }
 
 #[test]
+fn abandon_fails_what_the_scheduler_holds_and_completes_what_the_device_has() {
+    if !io_uring_or_skip("abandon_fails_what_the_scheduler_holds") {
+        return;
+    }
+    let model = antsched_disk::preset("deskstar-34gxp").unwrap();
+    let backend = Backend::emulated(model, Store::discard());
+    let env = backend.build_env(1);
+    let rt = Runtime::start(backend, build("sptf", &env).unwrap(), Options::default()).unwrap();
+    // Two hundred random reads at once: seconds of work for the emulated disk, which takes
+    // one at a time, so nearly all are still in the scheduler when the run is abandoned.
+    let tickets: Vec<_> = (0..200u64)
+        .map(|i| {
+            rt.submit(
+                Ctx::new((i % 4) as u32, 0),
+                Op::Read,
+                (i * 7_919_993 % 60_000_000) & !7,
+                IoBuf::zeroed(4096),
+                true,
+                false,
+            )
+        })
+        .collect();
+    // Until the device has served the first.
+    while rt.stats().completed == 0 {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    rt.abandon();
+    let refused = rt.submit(
+        Ctx::new(0, 0),
+        Op::Read,
+        0,
+        IoBuf::zeroed(4096),
+        true,
+        false,
+    );
+    assert_eq!(refused.wait().unwrap_err(), IoError::ShuttingDown);
+    let s = rt.shutdown();
+    let (mut served, mut abandoned) = (0, 0);
+    for t in tickets {
+        assert!(
+            t.is_done(),
+            "shutdown returned before a request was answered"
+        );
+        match t.wait() {
+            Ok(_) => served += 1,
+            Err(IoError::Abandoned) => abandoned += 1,
+            Err(e) => panic!("a request got {e}"),
+        }
+    }
+    // What the device had served or held when abandoned completes, the rest fails, none
+    // is lost.
+    assert!(
+        served >= 1 && abandoned >= 150,
+        "{served} served, {abandoned} abandoned"
+    );
+    assert_eq!(served + abandoned, 200);
+    assert_eq!((s.completed, s.failed), (served, 0));
+}
+
+#[test]
 fn requests_after_shutdown_began_are_refused_not_lost() {
     if !io_uring_or_skip("requests_after_shutdown_began_are_refused") {
         return;
