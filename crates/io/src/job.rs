@@ -606,6 +606,11 @@ impl<'s, 'a> Issuer<'s, 'a> {
     fn begin(&mut self) {
         if !self.begun {
             self.begun = true;
+            // Submitted is not enough: the next issuer's first request could reach the loop in
+            // the same look as this one's, and the scheduler would choose between them where
+            // the simulator dispatched this one alone (one real run in twelve settled in the
+            // other order's phase that way).
+            self.sh.rt.wait_taken();
             self.sh.first_sent.fetch_add(1, Ordering::SeqCst);
         }
     }

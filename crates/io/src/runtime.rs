@@ -220,6 +220,10 @@ struct Shared {
     /// Recent device latency (dispatch to completion), a decayed average in ns, kept by the
     /// loop: a waiter spins only when its result is likely to come within its spin.
     recent_latency: std::sync::atomic::AtomicU64,
+    /// Requests accepted ([`Shared::push_io`]), and those the loop has taken in from the
+    /// queue and handed to the scheduler: for [`Runtime::wait_taken`].
+    accepted: std::sync::atomic::AtomicU64,
+    taken: std::sync::atomic::AtomicU64,
 }
 
 /// Takes `m`'s lock, whether or not a thread panicked holding it: the queue of messages it
@@ -247,6 +251,7 @@ impl Shared {
                 return false;
             }
             q.push(Msg::Io(io));
+            self.accepted.fetch_add(1, Ordering::SeqCst);
         }
         self.wake_loop();
         true
@@ -325,6 +330,8 @@ impl Runtime {
             capacity_sectors: backend.capacity_sectors,
             wait_spin: opts.wait_spin,
             recent_latency: std::sync::atomic::AtomicU64::new(u64::MAX),
+            accepted: std::sync::atomic::AtomicU64::new(0),
+            taken: std::sync::atomic::AtomicU64::new(0),
         });
         let device = backend.name().to_string();
         let sched_name = scheduler.name().to_string();
@@ -536,6 +543,21 @@ impl Runtime {
     /// Gives `class` a weight for proportional sharing.
     pub fn set_class_weight(&self, class: ClassId, weight: u32) {
         self.shared.push(Msg::Weight(class, weight));
+    }
+
+    /// Waits until the event loop has taken in every request accepted before the call, from
+    /// any thread: the scheduler has them, and the loop has decided on them (it dispatches
+    /// what it takes in before it looks at the queue again) before it sees anything submitted
+    /// after. A job's issuers start one by one with it, as the simulator's do: the first
+    /// request reaches the idle device before the second issuer's arrives.
+    pub fn wait_taken(&self) {
+        let target = self.shared.accepted.load(Ordering::SeqCst);
+        // A loop that has gone (its statistics left) takes nothing more.
+        while self.shared.taken.load(Ordering::SeqCst) < target
+            && self.shared.last_stats.get().is_none()
+        {
+            std::thread::sleep(std::time::Duration::from_micros(20));
+        }
     }
 
     /// The device's recent latency (dispatch to completion, a decayed average), once a request
@@ -982,6 +1004,7 @@ impl Loop {
                         },
                     );
                     self.sched.enqueue(req, now);
+                    self.shared.taken.fetch_add(1, Ordering::SeqCst);
                 }
                 Msg::Exited(c) => self.sched.context_exited(c, now),
                 Msg::Weight(c, w) => self.sched.set_class_weight(c, w),
