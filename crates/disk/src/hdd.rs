@@ -249,9 +249,21 @@ pub struct Reselect {
     /// The drive waits for the first part of a write's data before writing to the media
     /// (DiskSim's `Extra write disconnect` drives, the HP C2247A): all of a write shorter than
     /// 10 sectors, its first 10 sectors below 45, else its first 15. DiskSim applies this
-    /// wherever the parameter is set (`disk_buffer_block_available`), while the second
-    /// disconnect its name refers to is never triggered in DiskSim 4.0 (the code that flags
-    /// such writes is commented out), so the `Extradisc` overheads change nothing there either.
+    /// wherever the parameter is set (`disk_buffer_block_available`).
+    ///
+    /// The extra disconnect the parameter is named for is not modelled. DiskSim 4.0 does charge
+    /// it: `disk_buffer_select_segment` flags `EXTRA_WRITE_DISCONNECT` on a write whose segment
+    /// was used last, by a write, and which does not start at that segment's end (the code is
+    /// live in CMU's 4.0 and in Western Digital's 64-bit tree; only another Western Digital
+    /// tree comments it out), and `disk_write_arrive`, `disk_check_bus` and
+    /// `disk_reconnection_or_transfer_complete` then take the write in three connections with
+    /// the `Extradisc` overheads. The C2247A's measured trace labels exactly those writes
+    /// `Trip` (all 1,660; its 3,224 other writes `Doub`). Modelled so (arm after `Extradisc
+    /// command overhead` and `seek delta`, data after the first disconnect, the inter-disconnect
+    /// delay and a reselect, `Extradisc 2nd disconnect overhead` after it, `Other reselect
+    /// overhead` for the status), those writes' mean error went from 0.016 to -0.007 ms but the
+    /// drive's demerit rose from 0.098 to 0.102 ms (the model's reads after a write, already
+    /// 0.16 ms slow, start earlier still), so the model leaves it out for now.
     pub write_prebuffer: bool,
 }
 

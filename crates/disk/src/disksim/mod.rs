@@ -156,7 +156,7 @@ const STATS: &str = "statistics output only";
 const ONE_OUTSTANDING: &str = "needs a second queued request; validation keeps one outstanding";
 const ONE_DEVICE: &str = "bus sharing between devices; one disk per bus here";
 const WORKLOAD: &str = "describes a synthetic workload, not the drive";
-const EXTRA_DISCONNECT: &str = "the second disconnect of an `Extra write disconnect` drive: DiskSim 4.0 never flags a write for it (that code is commented out), so these overheads never apply";
+const EXTRA_DISCONNECT: &str = "the extra disconnect of an `Extra write disconnect` drive, which DiskSim 4.0 charges on a write after a write that does not continue it: accepted but not modelled (see `Reselect::write_prebuffer` for why)";
 
 const GLOBAL: &[(&str, Class)] = &[
     ("Init Seed", Irrelevant("the model has no randomness")),
