@@ -58,7 +58,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::sptf::outward;
+use super::sector_index::SectorIndex;
 use super::FEW;
 use crate::estimator::PositionEstimator;
 use crate::request::{Nanos, Request, RequestId, MS};
@@ -110,58 +110,9 @@ pub(crate) struct AgedQueue {
 }
 
 /// One age class's requests by (sector, id), each with its held issue time (a bound on its
-/// key that needs no look-up): in a sorted vector while there are at most
-/// [`CLASS_IN_VECTOR`] (a class holds what arrived in one window, and with many contexts that
-/// is a handful: a tree's searches cost more than the vector's moves), in a tree past it (a
-/// write-back flood puts thousands in one window of the writes' queue).
-#[derive(Debug)]
-enum Members {
-    Few(Vec<((u64, RequestId), Nanos)>),
-    Many(BTreeMap<(u64, RequestId), Nanos>),
-}
-
-/// The most requests a class keeps in a vector.
-const CLASS_IN_VECTOR: usize = 64;
-
-impl Members {
-    /// Adds the request of `key`, held as issued at `issued`.
-    fn insert(&mut self, key: (u64, RequestId), issued: Nanos) {
-        match self {
-            Members::Few(v) if v.len() < CLASS_IN_VECTOR => {
-                let i = v.partition_point(|(k, _)| *k < key);
-                v.insert(i, (key, issued));
-            }
-            Members::Few(v) => {
-                let mut m: BTreeMap<_, _> = v.drain(..).collect();
-                m.insert(key, issued);
-                *self = Members::Many(m);
-            }
-            Members::Many(m) => {
-                m.insert(key, issued);
-            }
-        }
-    }
-
-    fn remove(&mut self, key: (u64, RequestId)) {
-        match self {
-            Members::Few(v) => {
-                if let Ok(i) = v.binary_search_by(|(k, _)| k.cmp(&key)) {
-                    v.remove(i);
-                }
-            }
-            Members::Many(m) => {
-                m.remove(&key);
-            }
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        match self {
-            Members::Few(v) => v.is_empty(),
-            Members::Many(m) => m.is_empty(),
-        }
-    }
-}
+/// key that needs no look-up). A class holds what arrived in one window: with many contexts a
+/// handful (one block of the index, a sorted vector), in a write-back flood thousands.
+type Members = SectorIndex<Nanos>;
 
 /// A request kept in the vector: as held (its issue time moved back by a shorter grace), its
 /// own issue time, and how many requests in the vector it follows (kept up as requests come
@@ -253,7 +204,7 @@ impl AgedQueue {
         let class = self.class_of(held.issued);
         self.classes
             .entry(class)
-            .or_insert_with(|| Members::Few(Vec::new()))
+            .or_default()
             .insert((held.sector, held.id), held.issued);
         if held.sectors > 0 {
             *self.ends.entry(held.end()).or_default() += 1;
@@ -303,7 +254,7 @@ impl AgedQueue {
             .classes
             .get_mut(&class)
             .expect("a held request's class");
-        members.remove((sector, id));
+        members.remove(&(sector, id));
         if members.is_empty() {
             self.classes.remove(&class);
         }
@@ -399,52 +350,14 @@ impl AgedQueue {
         // win (an equal bound could still win on age). A request's own age term is a bound on
         // its key that needs no look-up.
         let walk_class = |members: &'a Members, opened: f64, best: &mut Best<'a>| {
-            let mut step = |nearest: u64, &(sector, id): &(u64, RequestId), issued: Nanos| {
+            for (nearest, (sector, id), issued) in members.outward(head) {
                 let far = est.lower_bound(nearest) as f64;
                 if best.is_some_and(|((k, ..), _)| far + opened > k) {
-                    return false;
+                    break;
                 }
                 let aged = self.rate * issued.min(cutoff) as f64;
                 if best.is_none_or(|((k, ..), _)| far + aged <= k) {
                     consider(sector, id, best);
-                }
-                true
-            };
-            match members {
-                Members::Few(v) => {
-                    // Outward from the head by two indexes: below it `v[..lo]` going down,
-                    // above it `v[hi..]` going up, the nearer first.
-                    let split = v.partition_point(|(k, _)| k.0 < head);
-                    let (mut lo, mut hi) = (split, split);
-                    loop {
-                        let down = lo.checked_sub(1).map(|i| head - v[i].0 .0);
-                        let up = v.get(hi).map(|e| e.0 .0 - head);
-                        let (nearest, e) = match (down, up) {
-                            (Some(d), Some(u)) if u <= d => {
-                                hi += 1;
-                                (u, &v[hi - 1])
-                            }
-                            (Some(d), _) => {
-                                lo -= 1;
-                                (d, &v[lo])
-                            }
-                            (None, Some(u)) => {
-                                hi += 1;
-                                (u, &v[hi - 1])
-                            }
-                            (None, None) => break,
-                        };
-                        if !step(nearest, &e.0, e.1) {
-                            break;
-                        }
-                    }
-                }
-                Members::Many(m) => {
-                    for (nearest, key, issued) in outward(m, head) {
-                        if !step(nearest, key, *issued) {
-                            break;
-                        }
-                    }
                 }
             }
         };

@@ -24,6 +24,7 @@ mod fcfs;
 mod lottery;
 mod rw;
 mod scan;
+mod sector_index;
 mod sliced;
 mod sptf;
 mod stride;

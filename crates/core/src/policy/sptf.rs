@@ -6,10 +6,11 @@
 //! the age bound overrules the SPTF choice (section 3.3, "Variant: Aged-SPTF"; the paper runs
 //! it with a 1 s bound, "within 1% of SPTF").
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap as HashMap;
 
+use super::sector_index::SectorIndex;
 use super::{shortest_positioning, Aging, Policy, FEW};
 use crate::estimator::PositionEstimator;
 use crate::request::{Nanos, Request, RequestId, SEC};
@@ -47,10 +48,10 @@ enum Pending {
 
 #[derive(Debug, Default)]
 struct Indexed {
-    /// (sector, id) of every request, in that order. Keys alone: with whole requests as its
-    /// values the tree's nodes were five times the size, and moving them within a node was
+    /// (sector, id) of every request, in that order. Keys alone: with whole requests beside
+    /// them, a B-tree's nodes were five times the size, and moving them within a node was
     /// most of an insertion's and a removal's cost.
-    by_sector: BTreeMap<(u64, RequestId), ()>,
+    by_sector: SectorIndex<()>,
     /// Every request, by id.
     requests: HashMap<RequestId, Request>,
     /// (issue time, id) of every request when [`Sptf::by_age`], in that order: the first is
@@ -65,7 +66,9 @@ struct Indexed {
 impl Indexed {
     /// The requests in sector order, the order a walk over the tree would see them in.
     fn in_sector_order(&self) -> impl Iterator<Item = &Request> {
-        self.by_sector.keys().map(|(_, id)| &self.requests[id])
+        self.by_sector
+            .iter()
+            .map(|((_, id), ())| &self.requests[&id])
     }
 
     fn insert(&mut self, req: Request, by_age: bool) {
@@ -162,29 +165,6 @@ impl Sptf {
     }
 }
 
-/// Requests kept by (sector, id), walked outward from `head`: the nearer of the next below
-/// and the next above first (above on a tie), each with its distance. A walk that stops once
-/// an estimator's lower bound at the distance reached passes its best looks at a few of
-/// thousands ([`Sptf`], and each age class of `as-rw-sptf`'s queue).
-pub(crate) fn outward<V>(
-    by_sector: &BTreeMap<(u64, RequestId), V>,
-    head: u64,
-) -> impl Iterator<Item = (u64, &(u64, RequestId), &V)> {
-    let mut below = by_sector.range(..(head, RequestId(0))).rev().peekable();
-    let mut above = by_sector.range((head, RequestId(0))..).peekable();
-    std::iter::from_fn(move || {
-        let down = below.peek().map(|(&(sector, _), _)| head - sector);
-        let up = above.peek().map(|(&(sector, _), _)| sector - head);
-        let (d, (k, v)) = match (down, up) {
-            (None, None) => return None,
-            (Some(d), Some(u)) if d < u => (d, below.next()?),
-            (Some(d), None) => (d, below.next()?),
-            (_, Some(u)) => (u, above.next()?),
-        };
-        Some((d, k, v))
-    })
-}
-
 impl Policy for Sptf {
     fn enqueue(&mut self, req: Request, _now: Nanos) {
         match &mut self.pending {
@@ -222,7 +202,7 @@ impl Policy for Sptf {
             return shortest_positioning(m.in_sector_order(), est, now);
         }
         let mut best: Option<(Nanos, Nanos, RequestId, &Request)> = None;
-        for (nearest, &(_, id), _) in outward(&m.by_sector, est.head()) {
+        for (nearest, (_, id), ()) in m.by_sector.outward(est.head()) {
             let r = &m.requests[&id];
             // Every request still ahead is at least this far: none beats a best that costs
             // less than the bound (an equal cost could still win on age).
