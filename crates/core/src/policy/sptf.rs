@@ -19,8 +19,9 @@ use crate::request::{Nanos, Request, RequestId, SEC};
 ///
 /// Few pending requests (a handful of processes, the common case) are kept in a vector and a
 /// decision asks about each of them: the vector costs a push to enqueue and a scan to
-/// dispatch, where the indexes below cost a tree insert, a tree removal and a hash insert and
-/// removal per request, more than the whole pass over eight requests saves.
+/// dispatch, where the indexes below cost two binary searches and a move in the sector index
+/// and a hash insertion and removal per request, more than the whole pass over eight requests
+/// saves.
 ///
 /// Many pending requests are kept in sector order, so that a decision walks outward from the
 /// head, nearest first on either side, and stops once the estimator's lower bound for the
@@ -64,7 +65,7 @@ struct Indexed {
 }
 
 impl Indexed {
-    /// The requests in sector order, the order a walk over the tree would see them in.
+    /// The requests in sector order, the order a walk over the index would see them in.
     fn in_sector_order(&self) -> impl Iterator<Item = &Request> {
         self.by_sector
             .iter()
