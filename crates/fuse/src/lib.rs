@@ -628,7 +628,14 @@ impl Mount {
             unmounter,
             ..
         } = self;
-        let served = session.run();
+        let served = match session.run() {
+            // The kernel ends the connection at unmount. A read that was taking a request
+            // from its queue at that instant gets ECONNABORTED rather than ENODEV (the
+            // connection's processing queue is already shut, `fuse_dev_do_read`), and fuser
+            // passes it on as an error; either way the connection is over, the same end.
+            Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => Ok(()),
+            other => other,
+        };
         // The kernel has let go: whatever was accepted has been answered.
         *unmounter.done.lock().unwrap_or_else(|e| e.into_inner()) = true;
         shared.contexts.stop();
