@@ -186,11 +186,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 .and_then(|(records, f, _)| {
                     let topts = TraceRunOptions {
                         replay: *replay,
-                        seed: a.seed,
                         runtime: cap,
-                        think_spin: opts.think_spin,
-                        loop_spin: opts.loop_spin,
-                        realtime: opts.realtime,
+                        run: opts.clone(),
                     };
                     let file = path.display().to_string();
                     Ok(replay::replay(

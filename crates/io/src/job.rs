@@ -991,6 +991,80 @@ pub(crate) fn start_emulated(
     Ok((rt, disk))
 }
 
+/// A real run's measured window, from `start` to `stop` (or to the last completion, when the
+/// run ended before its limit), and the device's busy time in it: what the report of a job and
+/// of a trace replay are made from.
+pub(crate) struct Window<'a> {
+    start: Nanos,
+    end: Nanos,
+    secs: f64,
+    stats: &'a Stats,
+    total_busy: Nanos,
+}
+
+impl<'a> Window<'a> {
+    pub(crate) fn new(start: Nanos, stop: Option<Nanos>, last: Nanos, stats: &'a Stats) -> Self {
+        let end = stop.unwrap_or(last).max(start + 1);
+        Window {
+            start,
+            end,
+            secs: (end - start) as f64 / 1e9,
+            stats,
+            total_busy: stats.busy_by_context.iter().map(|(_, b)| *b).sum(),
+        }
+    }
+
+    /// `bytes` over the window, in MB/s.
+    pub(crate) fn mb_s(&self, bytes: u64) -> f64 {
+        bytes as f64 / 1e6 / self.secs
+    }
+
+    /// The share of the device's busy time that `contexts` took.
+    pub(crate) fn share(&self, contexts: &[ContextId]) -> f64 {
+        let busy: Nanos = self
+            .stats
+            .busy_by_context
+            .iter()
+            .filter(|(c, _)| contexts.contains(c))
+            .map(|(_, b)| *b)
+            .sum();
+        fraction(busy, self.total_busy)
+    }
+
+    /// The run's report: `bytes` moved by its `contexts` under the device's scheduler.
+    pub(crate) fn report(
+        &self,
+        disk: String,
+        seed: u64,
+        bytes: u64,
+        contexts: Vec<ContextReport>,
+    ) -> RunReport {
+        let span = self.end - self.start;
+        RunReport {
+            scheduler: self.stats.scheduler.clone(),
+            disk,
+            seed,
+            duration_s: self.secs,
+            bytes,
+            throughput_mb_s: self.mb_s(bytes),
+            // The device's busy time within the measured window.
+            utilization: self.stats.busy.min(span) as f64 / span as f64,
+            contexts,
+            anticipation: self.stats.anticipation.into(),
+            sim: None,
+        }
+    }
+}
+
+/// `x` as a fraction of `of` (0 when `of` is).
+pub(crate) fn fraction(x: u64, of: u64) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        x as f64 / of as f64
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn report(
     w: &Workload,
@@ -1007,26 +1081,8 @@ fn report(
         .map(|r| r.last_completion)
         .max()
         .unwrap_or(start);
-    let end = stop.unwrap_or(last).max(start + 1);
-    let secs = (end - start) as f64 / 1e9;
-    let busy_of = |cs: &[ContextId]| -> Nanos {
-        stats
-            .busy_by_context
-            .iter()
-            .filter(|(c, _)| cs.contains(c))
-            .map(|(_, b)| *b)
-            .sum()
-    };
-    let total_busy: Nanos = stats.busy_by_context.iter().map(|(_, b)| *b).sum();
-    let share = |b: Nanos| {
-        if total_busy == 0 {
-            0.0
-        } else {
-            b as f64 / total_busy as f64
-        }
-    };
+    let window = Window::new(start, stop, last, stats);
     let total_bytes: u64 = results.iter().map(|r| r.bytes).sum();
-    let mb_s = |b: u64| b as f64 / 1e6 / secs;
     let mut contexts: Vec<ContextReport> = results
         .iter()
         .zip(&w.issuers)
@@ -1035,13 +1091,9 @@ fn report(
             class: w.classes[iss.class.0 as usize].name.clone(),
             bytes: r.bytes,
             ios: r.ios,
-            throughput_mb_s: mb_s(r.bytes),
-            share: share(busy_of(&r.contexts)),
-            byte_share: if total_bytes == 0 {
-                0.0
-            } else {
-                r.bytes as f64 / total_bytes as f64
-            },
+            throughput_mb_s: window.mb_s(r.bytes),
+            share: window.share(&r.contexts),
+            byte_share: fraction(r.bytes, total_bytes),
             latency_ms: r.latency.summary(),
             stalled_ms: None,
         })
@@ -1052,8 +1104,8 @@ fn report(
             class: "writeback".into(),
             bytes: b,
             ios: 0,
-            throughput_mb_s: mb_s(b),
-            share: share(busy_of(&[wb_ctx])),
+            throughput_mb_s: window.mb_s(b),
+            share: window.share(&[wb_ctx]),
             byte_share: 0.0,
             latency_ms: Latency::default(),
             stalled_ms: None,
@@ -1076,22 +1128,8 @@ fn report(
         let _ = response.add(&r.response);
     }
     verify.checksum = format!("{checksum:016x}");
-    let a = stats.anticipation;
-    // The device's busy time within the measured window.
-    let busy = stats.busy.min(end - start);
     RealRun {
-        report: RunReport {
-            scheduler: stats.scheduler.clone(),
-            disk: disk.to_string(),
-            seed,
-            duration_s: secs,
-            bytes: total_bytes,
-            throughput_mb_s: mb_s(total_bytes),
-            utilization: busy as f64 / (end - start) as f64,
-            contexts,
-            anticipation: a.into(),
-            sim: None,
-        },
+        report: window.report(disk.to_string(), seed, total_bytes, contexts),
         timer_overshoot_us: Percentiles::of_ns(&stats.timer_overshoot),
         think_overshoot_us: Percentiles::of_ns(&think),
         response_us: Percentiles::of_ns(&response),

@@ -23,7 +23,7 @@ use antsched_core::{ContextId, Nanos, Op};
 use antsched_disk::DeviceModel;
 use antsched_sim::engine::place_record;
 use antsched_sim::SimError;
-use antsched_workload::report::{ContextReport, LatencyRecorder, RunReport};
+use antsched_workload::report::{ContextReport, LatencyRecorder};
 use antsched_workload::trace::timing::{Previous, ReplayOptions};
 use antsched_workload::trace::{Format, Record, TraceError};
 use hdrhistogram::Histogram;
@@ -33,7 +33,9 @@ use crate::backend::Store;
 use crate::buf::IoBuf;
 use crate::clock::{set_realtime, tighten_timer_slack, Clock};
 use crate::error::IoError;
-use crate::job::{start_emulated, Percentiles, RealRun, RunError, Verification};
+use crate::job::{
+    fraction, start_emulated, Percentiles, RealRun, RunError, RunOptions, Verification, Window,
+};
 use crate::runtime::{Ctx, Runtime};
 use crate::ticket::Ticket;
 
@@ -48,32 +50,15 @@ const REAP_FIRST: usize = 64;
 const STACK: usize = 256 * 1024;
 
 /// How a trace is replayed in real time.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct TraceRunOptions {
     pub replay: ReplayOptions,
-    /// Seed of the scheduler's random choices (lottery draws), as in `antsched sim --seed`.
-    pub seed: u64,
     /// Stop issuing this long after the start (the run is then measured up to it).
     pub runtime: Option<Nanos>,
-    /// Wait for a record by sleeping until this long before it is due, then spin.
-    pub think_spin: Nanos,
-    /// The event loop spins instead of sleeping for deadlines closer than this.
-    pub loop_spin: Nanos,
-    /// `SCHED_FIFO` for the loop and the processes' threads where allowed.
-    pub realtime: bool,
-}
-
-impl Default for TraceRunOptions {
-    fn default() -> Self {
-        Self {
-            replay: ReplayOptions::default(),
-            seed: 1,
-            runtime: None,
-            think_spin: 200_000,
-            loop_spin: 200_000,
-            realtime: true,
-        }
-    }
+    /// What a job's run takes too: the scheduler's seed, how each process's thread waits for
+    /// its next record (`think_spin`), the event loop's spin and the real-time class
+    /// (`warm_files` has nothing to warm: the emulated disk stores nothing).
+    pub run: RunOptions,
 }
 
 /// What one process's thread did.
@@ -110,9 +95,9 @@ pub fn replay(
         model,
         Store::discard(),
         spec,
-        opts.seed,
-        opts.loop_spin,
-        opts.realtime,
+        opts.run.seed,
+        opts.run.loop_spin,
+        opts.run.realtime,
     )?;
     let capacity = rt.capacity_sectors();
     let clock = rt.clock();
@@ -218,50 +203,27 @@ pub fn replay(
         .map(|p| p.last_completion)
         .max()
         .unwrap_or(start);
-    let end = stop.unwrap_or(last).max(start + 1);
-    let secs = (end - start) as f64 / 1e9;
-    let total_busy: Nanos = stats.busy_by_context.iter().map(|(_, b)| *b).sum();
+    let window = Window::new(start, stop, last, &stats);
     let total_bytes: u64 = played.iter().map(|p| p.bytes).sum();
-    let fraction = |x: u64, of: u64| if of == 0 { 0.0 } else { x as f64 / of as f64 };
     let contexts = played
         .iter()
         .zip(&names)
         .enumerate()
-        .map(|(p, (pl, name))| {
-            let busy = stats
-                .busy_by_context
-                .iter()
-                .filter(|(c, _)| *c == ContextId(p as u32 + 1))
-                .map(|(_, b)| *b)
-                .sum();
-            ContextReport {
-                name: name.clone(),
-                class: name.clone(),
-                bytes: pl.bytes,
-                ios: pl.ios,
-                throughput_mb_s: pl.bytes as f64 / 1e6 / secs,
-                share: fraction(busy, total_busy),
-                byte_share: fraction(pl.bytes, total_bytes),
-                latency_ms: pl.latency.summary(),
-                stalled_ms: None,
-            }
+        .map(|(p, (pl, name))| ContextReport {
+            name: name.clone(),
+            class: name.clone(),
+            bytes: pl.bytes,
+            ios: pl.ios,
+            throughput_mb_s: window.mb_s(pl.bytes),
+            share: window.share(&[ContextId(p as u32 + 1)]),
+            byte_share: fraction(pl.bytes, total_bytes),
+            latency_ms: pl.latency.summary(),
+            stalled_ms: None,
         })
         .collect();
     let late = late.into_inner().unwrap_or_else(|e| e.into_inner());
-    let a = stats.anticipation;
     Ok(RealRun {
-        report: RunReport {
-            scheduler: stats.scheduler.clone(),
-            disk,
-            seed: opts.seed,
-            duration_s: secs,
-            bytes: total_bytes,
-            throughput_mb_s: total_bytes as f64 / 1e6 / secs,
-            utilization: stats.busy.min(end - start) as f64 / (end - start) as f64,
-            contexts,
-            anticipation: a.into(),
-            sim: None,
-        },
+        report: window.report(disk, opts.run.seed, total_bytes, contexts),
         timer_overshoot_us: Percentiles::of_ns(&stats.timer_overshoot),
         think_overshoot_us: Percentiles::of_ns(&late),
         response_us: Percentiles::default(),
@@ -288,7 +250,7 @@ fn play(
     opts: &TraceRunOptions,
 ) -> Played {
     tighten_timer_slack();
-    if opts.realtime {
+    if opts.run.realtime {
         // Refusal (no privilege) only costs punctuality; the run reports how late it was.
         let _ = set_realtime(1);
     }
@@ -349,7 +311,7 @@ fn play(
         if stop.is_some_and(|s| deadline >= s) {
             break;
         }
-        clock.sleep_until(deadline, opts.think_spin);
+        clock.sleep_until(deadline, opts.run.think_spin);
         let now = clock.now();
         let _ = late
             .lock()
