@@ -279,8 +279,9 @@ fn play(
                 }
                 done.completed_at
             }
-            // The time limit came before the request reached the device.
-            Err(IoError::Abandoned) => clock.now(),
+            // The time limit came before the request reached the device: the scheduler
+            // still held it, or the thread, woken late, submitted it after the limit.
+            Err(IoError::Abandoned | IoError::ShuttingDown) => clock.now(),
             Err(_) => {
                 res.io_errors += 1;
                 clock.now()
