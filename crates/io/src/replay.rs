@@ -21,7 +21,6 @@ use std::sync::Mutex;
 
 use antsched_core::{ContextId, Nanos, Op};
 use antsched_disk::DeviceModel;
-use antsched_sim::engine::place_record;
 use antsched_sim::SimError;
 use antsched_workload::report::{ContextReport, LatencyRecorder};
 use antsched_workload::trace::timing::{Previous, ReplayOptions};
@@ -76,7 +75,7 @@ type InFlight = (Ticket, Nanos, u64);
 /// A record handed to its process's thread.
 struct Job {
     record: Record,
-    /// Where it lies on the emulated disk ([`place_record`]).
+    /// Where it lies on the emulated disk ([`ReplayOptions::place`]).
     sector: u64,
     sectors: u64,
 }
@@ -140,10 +139,10 @@ pub fn replay(
             if over.load(Ordering::Relaxed) || stop.is_some_and(|s| clock.now() >= s) {
                 break;
             }
-            let (sector, sectors) = match place_record(&opts.replay, &r, capacity, file) {
+            let (sector, sectors) = match opts.replay.place(&r, capacity, file) {
                 Ok(place) => place,
                 Err(e) => {
-                    error = Some(e.into());
+                    error = Some(SimError::from(e).into());
                     break;
                 }
             };

@@ -7,7 +7,7 @@ use antsched_io::replay::{replay, TraceRunOptions};
 use antsched_sim::engine::Replay;
 use antsched_sim::{disk_model, SimError};
 use antsched_workload::trace::timing::ReplayOptions;
-use antsched_workload::trace::{Format, TraceReader};
+use antsched_workload::trace::{Format, TraceError, TraceReader};
 use common::io_uring_or_skip;
 
 /// `perf record` of `dd` reading a file on ext4 on a loop device, with the kernel's own
@@ -87,7 +87,10 @@ fn a_request_beyond_the_disk_is_refused_with_its_line() {
     assert!(
         matches!(
             e,
-            antsched_io::job::RunError::Sim(SimError::TraceBeyondDisk { line: 2, .. })
+            antsched_io::job::RunError::Sim(SimError::Trace(TraceError::BeyondDisk {
+                line: 2,
+                ..
+            }))
         ),
         "{e}"
     );

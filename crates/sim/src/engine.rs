@@ -28,7 +28,7 @@ use crate::device::SharedDevice;
 use crate::SimError;
 
 mod replay;
-pub use replay::{place_record, Loop, Records, Replay, ReplayOptions};
+pub use replay::{Loop, Records, Replay, ReplayOptions};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {

@@ -41,17 +41,6 @@ pub enum SimError {
     DiskSim(#[from] antsched_disk::DiskSimError),
     #[error(transparent)]
     Trace(#[from] trace::TraceError),
-    #[error(
-        "{file}:{line}: the request at sector {sector} ({bytes} bytes) ends beyond the disk's \
-         {capacity} sectors; give --lba-scale to map the trace's sectors onto this disk"
-    )]
-    TraceBeyondDisk {
-        file: String,
-        line: u64,
-        sector: u64,
-        bytes: u64,
-        capacity: u64,
-    },
     #[error("unknown disk {name:?}: give a built-in model ({}) or the path of a DiskSim .parv file", valid.join(", "))]
     UnknownDisk { name: String, valid: Vec<String> },
     #[error(

@@ -26,29 +26,6 @@ use crate::SimError;
 
 pub use antsched_workload::trace::timing::{Loop, ReplayOptions};
 
-/// Where record `r` lies on a disk of `capacity` sectors, its sector as `opts` maps it and its
-/// length in sectors; or, if it ends beyond the disk, the error naming its line of `file`.
-/// Both replays, the simulator's and the real-time runtime's, place records so.
-pub fn place_record(
-    opts: &ReplayOptions,
-    r: &Record,
-    capacity: u64,
-    file: &str,
-) -> Result<(u64, u64), SimError> {
-    let sectors = r.bytes.div_ceil(512);
-    let sector = opts.sector(r);
-    if sectors > u64::from(u32::MAX) || sector.saturating_add(sectors) > capacity {
-        return Err(SimError::TraceBeyondDisk {
-            file: file.to_string(),
-            line: r.line,
-            sector,
-            bytes: r.bytes,
-            capacity,
-        });
-    }
-    Ok((sector, sectors))
-}
-
 /// A trace's records as the replay reads them.
 pub type Records<'a> = Box<dyn Iterator<Item = Result<Record, TraceError>> + 'a>;
 
@@ -301,14 +278,13 @@ impl<'a> Simulation<'a> {
         let Some(rp) = self.replay.as_mut() else {
             return;
         };
-        let (sector, sectors) =
-            match place_record(&rp.opts, &r, self.device.capacity_sectors(), &rp.file) {
-                Ok(place) => place,
-                Err(e) => {
-                    rp.error = Some(e);
-                    return;
-                }
-            };
+        let (sector, sectors) = match rp.opts.place(&r, self.device.capacity_sectors(), &rp.file) {
+            Ok(place) => place,
+            Err(e) => {
+                rp.error = Some(e.into());
+                return;
+            }
+        };
         rp.issued += 1;
         rp.issued_bytes += r.bytes;
         let proc = &mut rp.procs[p];

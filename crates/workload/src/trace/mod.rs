@@ -178,6 +178,17 @@ pub enum TraceError {
     UnknownFormat { name: String },
     #[error("{file}:{line}: a line longer than {max} bytes; is this a trace?")]
     LineTooLong { file: String, line: u64, max: usize },
+    #[error(
+        "{file}:{line}: the request at sector {sector} ({bytes} bytes) ends beyond the disk's \
+         {capacity} sectors; give --lba-scale to map the trace's sectors onto this disk"
+    )]
+    BeyondDisk {
+        file: String,
+        line: u64,
+        sector: u64,
+        bytes: u64,
+        capacity: u64,
+    },
 }
 
 fn format_names() -> String {

@@ -273,3 +273,28 @@ fn a_trace_read_on_a_thread_of_its_own_gives_the_same_records() {
     assert!(records.next().is_some_and(|r| r.is_ok()));
     drop(records);
 }
+
+#[test]
+fn a_record_is_placed_by_the_lba_scale_and_refused_past_the_disk_with_its_line() {
+    let (_, records) = read("1.0 0 100 8 1\n", Some(Format::DiskSim)).unwrap();
+    let r = &records[0];
+    let unscaled = timing::ReplayOptions::default();
+    assert_eq!(unscaled.place(r, 1_000, "t").unwrap(), (100, 8));
+    let half = timing::ReplayOptions {
+        lba_scale: Some(0.5),
+        ..unscaled
+    };
+    assert_eq!(half.place(r, 1_000, "t").unwrap(), (50, 8));
+    // Sectors 100..108 end past a disk of 107 sectors, but not past one of 108.
+    assert_eq!(unscaled.place(r, 108, "t").unwrap(), (100, 8));
+    match unscaled.place(r, 107, "t") {
+        Err(TraceError::BeyondDisk {
+            file,
+            line: 1,
+            sector: 100,
+            bytes: 4096,
+            capacity: 107,
+        }) => assert_eq!(file, "t"),
+        other => panic!("{other:?}"),
+    }
+}

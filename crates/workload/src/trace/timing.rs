@@ -15,7 +15,7 @@
 
 use antsched_core::Nanos;
 
-use super::Record;
+use super::{Record, TraceError};
 
 /// How requests are timed; see the module documentation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -112,11 +112,24 @@ impl ReplayOptions {
         Some(done.saturating_add(think))
     }
 
-    /// The sector record `r` addresses on the replayed disk.
-    pub fn sector(&self, r: &Record) -> u64 {
-        match self.lba_scale {
+    /// Where record `r` lies on a disk of `capacity` sectors: its sector as the LBA scale maps
+    /// it, and its length in sectors; or, if it ends beyond the disk, the error naming its line
+    /// of `file`. Both replays, the simulator's and the real-time runtime's, place records so.
+    pub fn place(&self, r: &Record, capacity: u64, file: &str) -> Result<(u64, u64), TraceError> {
+        let sectors = r.bytes.div_ceil(512);
+        let sector = match self.lba_scale {
             None => r.sector,
             Some(s) => (r.sector as f64 * s) as u64,
+        };
+        if sectors > u64::from(u32::MAX) || sector.saturating_add(sectors) > capacity {
+            return Err(TraceError::BeyondDisk {
+                file: file.to_string(),
+                line: r.line,
+                sector,
+                bytes: r.bytes,
+                capacity,
+            });
         }
+        Ok((sector, sectors))
     }
 }
