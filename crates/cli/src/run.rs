@@ -181,9 +181,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 path,
                 format,
                 replay,
-            } => trace_args::read(path, *format)
+            } => trace::open_file(path, *format)
                 .map_err(anyhow::Error::from)
-                .and_then(|(records, f, _)| {
+                .and_then(|(records, _)| {
+                    // Read on the thread that hands the records to the processes: in real
+                    // time the trace is read far faster than it is replayed, and a reader
+                    // thread of its own would only compete for the cores the runtime uses.
+                    let f = records.format();
                     let topts = TraceRunOptions {
                         replay: *replay,
                         runtime: cap,

@@ -59,29 +59,19 @@ impl TraceArgs {
     }
 }
 
-/// The records of the trace at `path`, read and parsed on a thread of their own (parsing a
-/// line costs about what simulating its request does), with the trace's format and a function
-/// telling how far through the file the reader is (0 to 1).
-pub fn read(
+/// The simulator's replay of the trace at `path`, read as it is replayed: read and parsed on
+/// a thread of its own, as parsing a line costs about what simulating its request does.
+pub fn replay(
     path: &Path,
     format: Option<Format>,
-) -> Result<(Background, Format, impl Fn() -> f64), TraceError> {
+    opts: ReplayOptions,
+) -> Result<Replay<'static>, SimError> {
     let (reader, share) = trace::open_file(path, format)?;
     let format = reader.format();
     let records = Background::spawn(reader).map_err(|source| TraceError::Io {
         file: path.display().to_string(),
         source,
     })?;
-    Ok((records, format, share))
-}
-
-/// The simulator's replay of the trace at `path`, read as it is replayed.
-pub fn replay(
-    path: &Path,
-    format: Option<Format>,
-    opts: ReplayOptions,
-) -> Result<Replay<'static>, SimError> {
-    let (records, format, share) = read(path, format)?;
     let name = path.display().to_string();
     Ok(Replay::new(Box::new(records), &name, format, opts).fraction(share))
 }
