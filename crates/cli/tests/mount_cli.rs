@@ -442,43 +442,31 @@ fn a_run_recorded_on_the_mount_replays_to_its_own_throughput() {
             / 1e3;
         let real = bytes / runtime_s / 1e6;
 
-        let out = s.0.join("replay.json");
-        let sim = bin()
-            .args(["sim", "--scheduler", sched, "--trace"])
-            .arg(&rec)
-            .arg("--json")
-            .arg(&out)
-            .output()
-            .unwrap();
-        assert!(
-            sim.status.success(),
-            "{sched}: {}",
-            String::from_utf8_lossy(&sim.stderr)
-        );
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-        let replayed = v["runs"][0]["throughput_mb_s"].as_f64().unwrap();
-
+        // `antsched sim --scheduler SCHED ARGS --json F`'s throughput.
+        let simulated_mb_s = |args: &[&std::ffi::OsStr], name: &str| {
+            let out = s.0.join(name);
+            let sim = bin()
+                .args(["sim", "--scheduler", sched])
+                .args(args)
+                .arg("--json")
+                .arg(&out)
+                .output()
+                .unwrap();
+            assert!(
+                sim.status.success(),
+                "{sched}: {}",
+                String::from_utf8_lossy(&sim.stderr)
+            );
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+            v["runs"][0]["throughput_mb_s"].as_f64().unwrap()
+        };
+        let replayed = simulated_mb_s(&["--trace".as_ref(), rec.as_os_str()], "replay.json");
         // The issue's comparison: the replay against `antsched sim` of the same job. The two
         // files lie where the mount laid them (one after the other from sector 0, in name
         // order), and at this distance the two start orders fio's race may take give the same
         // rotational phase (docs/traces.md, "Round trip").
-        let sim_out = s.0.join("job.json");
-        let sim = bin()
-            .args(["sim", "--scheduler", sched])
-            .arg(&job)
-            .arg("--json")
-            .arg(&sim_out)
-            .output()
-            .unwrap();
-        assert!(
-            sim.status.success(),
-            "{sched}: {}",
-            String::from_utf8_lossy(&sim.stderr)
-        );
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&sim_out).unwrap()).unwrap();
-        let simulated = v["runs"][0]["throughput_mb_s"].as_f64().unwrap();
+        let simulated = simulated_mb_s(&[job.as_os_str()], "job.json");
         let said = format!(
             "{sched}: fio on the mount {real:.2} MB/s, its recording replayed {replayed:.2}, \
              the job simulated {simulated:.2}"

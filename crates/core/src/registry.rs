@@ -38,9 +38,11 @@ pub struct BuildEnv {
     /// A curve calibrated on the device model, as `antsched calibrate --emulate` measures it
     /// (the paper's estimator, section 3.6), where a device model is known.
     pub calibrated: Option<ExactEstimatorFactory>,
-    /// Whether the scheduler runs on the real clock (the runtime, a FUSE mount) rather than on
-    /// virtual time (the simulator). It decides what `wait_slack=auto` means.
-    pub real_time: bool,
+    /// Whether the think times the scheduler will see were measured on a real clock: it runs
+    /// on one (the runtime, a FUSE mount), or it replays a trace recorded on one, whose think
+    /// times carry the same latencies. A simulated job's think times are exact. It decides
+    /// what `wait_slack=auto` means.
+    pub real_clock: bool,
 }
 
 /// What `wait_slack=auto` waits past the 95th-percentile think time on the real clock: the
@@ -49,7 +51,10 @@ pub struct BuildEnv {
 /// between the completion and the next request (a FUSE round trip crosses four), and its tail
 /// is longer than the histogram's 95th percentile says whenever the machine is busy: each
 /// wait that ends a few tens of microseconds too soon costs a switch between two files, a seek
-/// and a rotation. In simulation think times are exact, and the paper's rule needs no slack.
+/// and a rotation. A trace recorded on a real clock replays those same think times in the
+/// simulator, where the window would otherwise end on them exactly as the histogram says (a
+/// mount's recording of two readers replayed with 31 timeouts where the mount had 5, and 4%
+/// slower). A simulated job's think times are exact, and the paper's rule needs no slack.
 pub const REAL_TIME_WAIT_SLACK: Nanos = 1_000_000;
 
 /// The scheduler every command uses when given no `--scheduler` (issue 18): the anticipation
@@ -144,12 +149,12 @@ impl Tunables {
         }
     }
 
-    /// The wait past the 95th-percentile think time: the SPEC's, or for `auto` none in virtual
-    /// time and [`REAL_TIME_WAIT_SLACK`] on the real clock.
+    /// The wait past the 95th-percentile think time: the SPEC's, or for `auto` none for exact
+    /// think times and [`REAL_TIME_WAIT_SLACK`] for those of a real clock.
     pub fn wait_slack(&self, env: &BuildEnv) -> Nanos {
         match self.get("wait_slack") {
             Some(Value::Duration(v)) => *v,
-            _ if env.real_time => REAL_TIME_WAIT_SLACK,
+            _ if env.real_clock => REAL_TIME_WAIT_SLACK,
             _ => 0,
         }
     }
@@ -353,7 +358,7 @@ pub mod tunables {
         "wait_slack",
         "auto",
         TunableKind::Slack,
-        "wait this much past the 95th-percentile think time; auto: 0 in simulation, 1ms on the real clock (the thesis's implementation)"
+        "wait this much past the 95th-percentile think time; auto: 0 for a simulated job, 1ms on the real clock and for a trace's think times (the thesis's implementation)"
     );
     tunable!(
         TIMER_TICK,
@@ -541,7 +546,7 @@ mod tests {
     #[test]
     fn wait_slack_auto_is_none_in_simulation_and_the_theses_millisecond_on_the_real_clock() {
         let real = BuildEnv {
-            real_time: true,
+            real_clock: true,
             ..BuildEnv::default()
         };
         let t = resolve(&Spec::parse("as-sptf").unwrap()).unwrap();

@@ -14,7 +14,7 @@ fn env() -> BuildEnv {
         seed: 1,
         exact: None,
         calibrated: None,
-        real_time: false,
+        real_clock: false,
     }
 }
 

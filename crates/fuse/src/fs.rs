@@ -924,9 +924,15 @@ impl AntFs {
             .collect();
         let result = io();
         let mut failed = false;
+        // When the runtime completed the last of them: the completion the scheduler saw, and
+        // the one a recording gives, as a block trace gives the device's. This thread wakes
+        // later (after the real transfer too), and a think time measured from then would be
+        // shorter than the one the scheduler learnt from.
+        let mut completed = issued;
         for t in tickets {
-            if t.wait().is_err() {
-                failed = true;
+            match t.wait() {
+                Ok(d) => completed = completed.max(d.completed_at),
+                Err(_) => failed = true,
             }
         }
         let done = rt.clock().now();
@@ -948,7 +954,7 @@ impl AntFs {
             self.shared.io.record(context, len, issued, done);
         }
         if let Some(r) = &self.shared.record {
-            r.note(op, context.0, issued, done, &runs);
+            r.note(op, context.0, issued, completed, &runs);
         }
         Ok(value)
     }

@@ -408,7 +408,7 @@ impl Backend {
             },
         };
         BuildEnv {
-            real_time: true,
+            real_clock: true,
             ..env
         }
     }

@@ -60,7 +60,7 @@ impl SharedDevice {
                 let curve = (*calibrated.calibrated_curve()).clone();
                 Box::new(antsched_core::CurveEstimator::new(curve)) as Box<dyn PositionEstimator>
             })),
-            real_time: false,
+            real_clock: false,
         }
     }
 
@@ -257,7 +257,7 @@ pub fn decision_samples(model: &dyn DeviceModel) -> Result<Vec<(u64, f64)>, crat
                     }) as Box<dyn PositionEstimator>
                 })),
                 calibrated: None,
-                real_time: false,
+                real_clock: false,
             };
             let sched = antsched_core::build(spec, &env)?;
             crate::engine::Simulation::new(&jobs, &workload, sched, device)?.run()?;

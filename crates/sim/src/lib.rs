@@ -149,7 +149,12 @@ pub fn replay(
     progress: &dyn Fn(f64),
 ) -> Result<RunReport, SimError> {
     let device = SharedDevice::new(disk);
-    let env = device.build_env(seed);
+    // A trace's think times were measured on a real clock: `wait_slack=auto` allows for
+    // their latencies as it does in a real-time run.
+    let env = antsched_core::BuildEnv {
+        real_clock: true,
+        ..device.build_env(seed)
+    };
     let sched = antsched_core::build(spec, &env)?;
     let mut report = engine::Simulation::replay(trace, sched, device)?
         .progress(progress)

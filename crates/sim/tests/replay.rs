@@ -278,3 +278,51 @@ fn mutated_traces_replay_or_fail_but_never_panic() {
         }
     }
 }
+
+/// A trace's think times were measured on a real clock, so a replay's anticipation waits the
+/// real-time slack past their 95th percentile (`wait_slack=auto`), as the run that recorded
+/// them did. Two sequential readers think 200 us, and every 25th time 900 us: by then the
+/// last long one has decayed out of the histogram, whose 95th percentile is under 500 us, so
+/// a wait of exactly that percentile ends before the request comes and the disk switches to
+/// the other file; a wait a millisecond longer gets it.
+#[test]
+fn a_trace_replays_with_the_real_clocks_wait_slack() {
+    let mut lines: Vec<(Nanos, String)> = Vec::new();
+    for pid in 1..=2u64 {
+        let mut t: Nanos = pid * 100_000;
+        for i in 0..200u64 {
+            let sector = (pid - 1) * 2_000_000 + i * 128;
+            lines.push((t, format!("{pid} Q R {sector} + 128 [ctx{pid}]")));
+            t += 3_000_000;
+            lines.push((t, format!("0 C R {sector} + 128 [0]")));
+            t += if i % 25 == 24 { 900_000 } else { 200_000 };
+        }
+    }
+    lines.sort();
+    let text: String = lines
+        .iter()
+        .enumerate()
+        .map(|(n, (t, rest))| {
+            format!(
+                "254,0 0 {} {}.{:09} {rest}\n",
+                n + 1,
+                t / 1_000_000_000,
+                t % 1_000_000_000
+            )
+        })
+        .collect();
+    let timeouts = |spec: &str| {
+        let reader = TraceReader::open(text.as_bytes(), "t", Some(Format::Blkparse)).unwrap();
+        let trace = Replay::new(
+            Box::new(reader),
+            "t",
+            Format::Blkparse,
+            ReplayOptions::default(),
+        );
+        let r = antsched_sim::replay(trace, disk_model(DISK).unwrap(), spec, 1, &|_| {}).unwrap();
+        assert_eq!(r.contexts.iter().map(|c| c.ios).sum::<u64>(), 400, "{spec}");
+        r.anticipation.timeouts
+    };
+    assert_eq!(timeouts("as-aged-sptf"), 0);
+    assert!(timeouts("as-aged-sptf:wait_slack=0") >= 8);
+}
