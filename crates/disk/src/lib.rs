@@ -56,7 +56,7 @@ pub mod seek;
 pub mod ssd;
 pub mod validate;
 
-pub use disksim::{load_disksim, load_disksim_text, DiskSimError};
+pub use disksim::{load_disksim, load_disksim_text, load_disksim_with, DiskSimError};
 pub use hdd::HddModel;
 pub use presets::{preset, presets, PresetInfo};
 pub use ssd::SsdModel;

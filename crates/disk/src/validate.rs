@@ -193,6 +193,82 @@ pub fn demerit(model_ms: &[f64], measured_ms: &[f64]) -> f64 {
     (sum / 10_000.0).sqrt()
 }
 
+/// The demerit as DiskSim's `rms` program computes the figures DiskSim publishes: not from
+/// the service times themselves but from the distributions DiskSim's statistics print, each
+/// time counted in a bin (`disksim_stat.c` with the `statdefs` of its validation runs: 1,750
+/// bins of microseconds from 0, each 1% wider than the one before, the last open-ended), the
+/// cumulative fraction printed to six decimals at each bin's upper edge; `rms.c` then reads
+/// both curves at the quantiles 0.0001, 0.0002, ... (a running sum, as it steps), interpolating
+/// within a bin. Binning moves a figure by a few hundredths of a millisecond either way, so a
+/// model compared with DiskSim's figure is best computed the same way too.
+pub fn binned_demerit(model_ms: &[f64], measured_ms: &[f64]) -> f64 {
+    if model_ms.is_empty() || measured_ms.is_empty() {
+        return f64::NAN;
+    }
+    let (x1, y1) = binned_distribution(model_ms);
+    let (x2, y2) = binned_distribution(measured_ms);
+    // The x at which a curve first reaches `p`, interpolated from the point before.
+    let at = |x: &[f64], y: &[f64], i: &mut usize, p: f64| {
+        while *i < y.len() - 1 && y[*i] < p {
+            *i += 1;
+        }
+        let j = (*i).max(1);
+        let span = y[j] - y[j - 1];
+        let f = if span > 0.0 {
+            (p - y[j - 1]) / span
+        } else {
+            1.0
+        };
+        x[j - 1] + f * (x[j] - x[j - 1])
+    };
+    let (mut i1, mut i2) = (0, 0);
+    let (mut p, mut sum, mut n) = (0.0001, 0.0, 0u32);
+    while p <= 1.0 {
+        let d = at(&x1, &y1, &mut i1, p) - at(&x2, &y2, &mut i2, p);
+        sum += d * d;
+        n += 1;
+        p += 0.0001;
+    }
+    (sum / f64::from(n)).sqrt()
+}
+
+/// DiskSim's printed distribution of `times_ms`: each bin's upper edge in ms and the fraction
+/// of times below it, up to the first bin where the fraction reaches 1.
+fn binned_distribution(times_ms: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    const BINS: usize = 1750;
+    let mut starts = Vec::with_capacity(BINS);
+    let mut b: u64 = 0;
+    for _ in 0..BINS {
+        starts.push(b);
+        b += 1 + b / 100;
+    }
+    let mut count = vec![0u64; BINS];
+    for &t in times_ms {
+        let us = (t * 1000.0) as i64;
+        let i = if us < 0 {
+            0
+        } else if (us as u64) < starts[BINS - 2] {
+            starts.partition_point(|&s| s <= us as u64)
+        } else {
+            BINS - 1
+        };
+        count[i] += 1;
+    }
+    let n = times_ms.len() as f64;
+    let (mut xs, mut ys) = (Vec::new(), Vec::new());
+    let mut below = 0u64;
+    for i in 0..BINS {
+        below += count[i];
+        xs.push(starts[i] as f64 / 1000.0);
+        let y = (below as f64 / n * 1e6).round() / 1e6;
+        ys.push(y);
+        if y >= 1.0 {
+            break;
+        }
+    }
+    (xs, ys)
+}
+
 /// DiskSim 4.0's own demerit (ms) on its shipped validation traces, by drive file name.
 // 0.318 is DiskSim's published figure for the Cheetah 4LP, not an approximation of 1/π.
 #[allow(clippy::approx_constant)]
@@ -230,6 +306,8 @@ pub struct ValidationReport {
     pub drive: String,
     pub requests: usize,
     pub demerit_ms: f64,
+    /// The demerit as DiskSim's `rms` computes its published figures ([`binned_demerit`]).
+    pub demerit_binned_ms: f64,
     /// DiskSim 4.0's demerit on the same trace, when known.
     pub disksim_demerit_ms: Option<f64>,
     pub mean_measured_ms: f64,
@@ -264,7 +342,16 @@ fn mean(xs: impl Iterator<Item = f64>) -> f64 {
 
 /// Loads a DiskSim drive, replays its trace and compares.
 pub fn validate(parv: &Path, trace_path: &Path) -> Result<ValidationReport, ValidateError> {
-    let mut model = crate::load_disksim(parv)?;
+    validate_with(parv, trace_path, &[])
+}
+
+/// [`validate`] with some of the drive's parameters changed ([`crate::load_disksim_with`]).
+pub fn validate_with(
+    parv: &Path,
+    trace_path: &Path,
+    settings: &[String],
+) -> Result<ValidationReport, ValidateError> {
+    let mut model = crate::load_disksim_with(parv, settings)?;
     let trace = read_trace(trace_path)?;
     let stem = parv
         .file_stem()
@@ -305,6 +392,7 @@ pub fn validate_model(
         drive: drive.to_string(),
         requests: trace.len(),
         demerit_ms: demerit(&model_ms, &measured),
+        demerit_binned_ms: binned_demerit(&model_ms, &measured),
         disksim_demerit_ms: disksim_reference_demerit(drive),
         mean_measured_ms: mean(measured.iter().copied()),
         mean_model_ms: mean(model_ms.iter().copied()),
@@ -319,6 +407,23 @@ pub fn validate_model(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_binned_demerit_is_zero_for_identical_times_and_near_a_shift_for_shifted_ones() {
+        // Evenly spread times from 2 to 20 ms; bins there are 0.02 to 0.2 ms wide, and the
+        // reading interpolates within them.
+        let a: Vec<f64> = (0..10_000)
+            .map(|i| 2.0 + 18.0 * i as f64 / 10_000.0)
+            .collect();
+        let b: Vec<f64> = a.iter().map(|x| x + 0.5).collect();
+        assert!(binned_demerit(&a, &a).abs() < 1e-9);
+        let d = binned_demerit(&b, &a);
+        assert!((d - 0.5).abs() < 0.02, "{d}");
+        // Times past the last bin's start all count in the last, open-ended one.
+        let far = vec![1.0e6; 10];
+        assert!(binned_demerit(&far, &far).abs() < 1e-9);
+        assert!(binned_demerit(&[], &a).is_nan());
+    }
 
     #[test]
     fn demerit_of_identical_distributions_is_zero_and_of_a_shift_is_the_shift() {

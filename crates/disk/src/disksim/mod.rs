@@ -104,6 +104,8 @@ pub enum DiskSimError {
         line: usize,
         message: String,
     },
+    #[error("--set {setting:?}: {message}")]
+    Setting { setting: String, message: String },
 }
 
 impl DiskSimError {
@@ -156,7 +158,7 @@ const STATS: &str = "statistics output only";
 const ONE_OUTSTANDING: &str = "needs a second queued request; validation keeps one outstanding";
 const ONE_DEVICE: &str = "bus sharing between devices; one disk per bus here";
 const WORKLOAD: &str = "describes a synthetic workload, not the drive";
-const EXTRA_DISCONNECT: &str = "the extra disconnect of an `Extra write disconnect` drive, which DiskSim 4.0 charges on a write after a write that does not continue it: accepted but not modelled (see `Reselect::write_prebuffer` for why)";
+const EXTRA_DISCONNECT: &str = "the extra disconnect of an `Extra write disconnect` drive, which DiskSim 4.0 charges on a write after a write that does not continue it: accepted; of it only the status's second reselection is modelled (see `Reselect::write_prebuffer`)";
 
 const GLOBAL: &[(&str, Class)] = &[
     ("Init Seed", Irrelevant("the model has no randomness")),
@@ -417,7 +419,7 @@ const DISK: &[(&str, Class)] = &[
     ("Write completion overhead", Used),
     ("Data preparation overhead", Used),
     ("First reselect overhead", Used),
-    ("Other reselect overhead", Irrelevant(EXTRA_DISCONNECT)),
+    ("Other reselect overhead", Used),
     ("Read disconnect afterread", Used),
     ("Read disconnect afterwrite", Used),
     ("Write disconnect overhead", Used),
@@ -666,6 +668,66 @@ fn block<'a>(b: &'a Block, key: &str, kind: &str) -> Result<&'a Block, DiskSimEr
 pub fn load_disksim(parv_path: impl AsRef<Path>) -> Result<HddModel, DiskSimError> {
     let parv = parv_path.as_ref();
     model_of(parv, &parse::parse_file(parv)?)
+}
+
+/// [`load_disksim`] with some of the drive's numeric parameters changed, each setting a
+/// `NAME=NUMBER` (`Immediate buffer read=0`): to ask what a parameter does to a drive's
+/// timing. The name is matched exactly in the `disksim_disk` block and the blocks it sources
+/// (its model, its seek curve); the new value is checked as the file's would be.
+pub fn load_disksim_with(
+    parv_path: impl AsRef<Path>,
+    settings: &[String],
+) -> Result<HddModel, DiskSimError> {
+    let parv = parv_path.as_ref();
+    let mut stmts = parse::parse_file(parv)?;
+    for setting in settings {
+        let fail = |message: &str| DiskSimError::Setting {
+            setting: setting.clone(),
+            message: message.to_string(),
+        };
+        let (name, value) = setting
+            .split_once('=')
+            .ok_or_else(|| fail("expected NAME=NUMBER, as in `Immediate buffer read=0`"))?;
+        let (name, value) = (name.trim(), value.trim());
+        let number: f64 = value
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite())
+            .ok_or_else(|| fail("the value is not a number"))?;
+        let mut found = 0;
+        for s in &mut stmts {
+            if let Statement::Block(b) = s {
+                if b.kind == "disksim_disk" {
+                    found += set_number(b, name, number).map_err(|m| fail(&m))?;
+                }
+            }
+        }
+        if found == 0 {
+            return Err(fail(&format!(
+                "the drive has no parameter `{name}` (names are matched exactly, as in its .diskspecs and .model files)"
+            )));
+        }
+    }
+    model_of(parv, &stmts)
+}
+
+/// Sets every parameter `name` in `b` and the blocks within it to `number`; how many.
+fn set_number(b: &mut Block, name: &str, number: f64) -> Result<usize, String> {
+    let mut found = 0;
+    for p in &mut b.params {
+        match &mut p.value {
+            Value::Number(x) if p.key == name => {
+                *x = number;
+                found += 1;
+            }
+            other if p.key == name => {
+                return Err(format!("`{name}` is {}, not a number", describe(other)))
+            }
+            Value::Block(inner) => found += set_number(inner, name, number)?,
+            _ => {}
+        }
+    }
+    Ok(found)
 }
 
 /// Reads `text` as the DiskSim `.parv` file at `parv_path` into an [`HddModel`]: `source`
@@ -975,6 +1037,7 @@ fn build_disk(d: &Block, path_read: f64, path_write: f64) -> Result<HddModel, Di
                 read_disconnect_after_write: ov("Read disconnect afterwrite")?,
                 write_disconnect: ov("Write disconnect overhead")?,
                 reselect: ov("First reselect overhead")?,
+                reselect_other: ov("Other reselect overhead")?,
                 data_prep: ov("Data preparation overhead")?,
                 min_write_delay: ov("Minimum seek delay")?,
                 write_prebuffer: flag(d, "Extra write disconnect")?,
