@@ -55,7 +55,7 @@ pub struct BuildEnv {
 /// simulator, where the window would otherwise end on them exactly as the histogram says (a
 /// mount's recording of two readers replayed with 31 timeouts where the mount had 5, and 4%
 /// slower). A simulated job's think times are exact, and the paper's rule needs no slack.
-pub const REAL_TIME_WAIT_SLACK: Nanos = 1_000_000;
+pub const REAL_CLOCK_WAIT_SLACK: Nanos = 1_000_000;
 
 /// The scheduler every command uses when given no `--scheduler` (issue 18): the anticipation
 /// core around `rw-sptf`, following chains of short-lived processes, with weights dividing
@@ -73,7 +73,7 @@ pub enum TunableKind {
     Integer { min: u64, max: u64 },
     /// `auto`, `exact`, `calibrated`, `seek`, or the path of a positioning-curve JSON file.
     Estimator,
-    /// `auto` (decided by the driver, see [`REAL_TIME_WAIT_SLACK`]) or a duration.
+    /// `auto` (decided by the driver, see [`REAL_CLOCK_WAIT_SLACK`]) or a duration.
     Slack,
     /// One of these words.
     Choice(&'static [&'static str]),
@@ -150,11 +150,11 @@ impl Tunables {
     }
 
     /// The wait past the 95th-percentile think time: the SPEC's, or for `auto` none for exact
-    /// think times and [`REAL_TIME_WAIT_SLACK`] for those of a real clock.
+    /// think times and [`REAL_CLOCK_WAIT_SLACK`] for those of a real clock.
     pub fn wait_slack(&self, env: &BuildEnv) -> Nanos {
         match self.get("wait_slack") {
             Some(Value::Duration(v)) => *v,
-            _ if env.real_clock => REAL_TIME_WAIT_SLACK,
+            _ if env.real_clock => REAL_CLOCK_WAIT_SLACK,
             _ => 0,
         }
     }

@@ -1023,6 +1023,13 @@ impl HddModel {
         )
     }
 
+    /// The overhead of a read the drive serves connected (a hit, or a miss riding the
+    /// read-ahead): the command's, then the transfer's preparation, which DiskSim adds on this
+    /// path whatever the hit (`disk_read_arrive`).
+    fn connected_read_overhead(&self, hit: bool) -> f64 {
+        self.overhead(DiskOp::Read, hit) + self.spec.p.reselect.data_prep
+    }
+
     fn overhead(&self, op: DiskOp, hit: bool) -> f64 {
         let o = &self.spec.p.overheads;
         let r = self.st.last_read;
@@ -1329,8 +1336,8 @@ impl HddModel {
         if cache.enabled {
             if let Some((si, seg_end)) = self.find_seg(lbn, pf_seg) {
                 if end <= seg_end {
-                    // Full hit: only the bus, once the transfer is prepared.
-                    let ovh = self.overhead(DiskOp::Read, true) + self.spec.p.reselect.data_prep;
+                    // Full hit: only the bus.
+                    let ovh = self.connected_read_overhead(true);
                     let done = t + ovh + n as f64 * bus + self.spec.p.overheads.read_complete;
                     self.st.tick += 1;
                     self.segs[si].lru = self.st.tick;
@@ -1526,12 +1533,9 @@ impl HddModel {
         let from = seg.end;
         let water = Self::read_water_mark(&cache, n);
         let t_mech = (t + miss_ovh).max(self.st.mech_free);
-        // Served as a full hit is (`read`) where the drive transfers partial hits at once,
-        // with the `Data preparation overhead` DiskSim adds on this path to full and partial
-        // hits alike (`disk_read_arrive`). On the one validated drive that sets it (the HP
-        // C2247A, 0.025 ms) its full hits were 0.025 ms faster than DiskSim's without it.
-        let connected = (cache.partial_hits || pre >= water)
-            .then(|| t + self.overhead(DiskOp::Read, true) + self.spec.p.reselect.data_prep);
+        // Served as a full hit is (`read`) where the drive transfers partial hits at once.
+        let connected =
+            (cache.partial_hits || pre >= water).then(|| t + self.connected_read_overhead(true));
         let (w, done) =
             self.read_media(from, end - from, pre, water, t, miss_ovh, t_mech, connected);
         self.invalidate_overlaps(from, end, Some(si));
@@ -1659,8 +1663,7 @@ impl HddModel {
         partial: bool,
     ) -> (f64, ServiceBreakdown) {
         let bus = self.spec.p.bus_ms_per_sector;
-        // Served connected: the transfer is prepared after the command (`disk_read_arrive`).
-        let ovh = self.overhead(DiskOp::Read, partial) + self.spec.p.reselect.data_prep;
+        let ovh = self.connected_read_overhead(partial);
         let end = lbn + n;
         // Blocks cached before the prefetch started cross the bus first.
         let mut b = t + ovh + pf.from.saturating_sub(lbn).min(n) as f64 * bus;
@@ -1724,6 +1727,22 @@ impl HddModel {
         )
     }
 
+    /// Whether a write at `lbn` is one DiskSim takes in extra connections on an `Extra write
+    /// disconnect` drive (`disk_buffer_select_segment` flags it `EXTRA_WRITE_DISCONNECT`): the
+    /// segment used last holds a write, and this one does not start at its end. Its status
+    /// then comes over a second reselection, at the `Other reselect overhead`
+    /// (`disk_check_bus`); the rest of that path is not modelled
+    /// ([`Reselect::write_prebuffer`]).
+    fn takes_extra_connections(&self, lbn: u64) -> bool {
+        self.spec.p.reselect.write_prebuffer
+            && self
+                .segs
+                .iter()
+                .filter(|s| s.valid)
+                .max_by_key(|s| s.lru)
+                .is_some_and(|s| s.write && s.end != lbn)
+    }
+
     /// When the first sector of a media write of `n` sectors may be written: once it has
     /// crossed the bus (from `t_bus_start`), late enough that the bus stays ahead of the
     /// platter (`zst` per sector) for the rest, after the data a prebuffering drive waits for,
@@ -1766,20 +1785,8 @@ impl HddModel {
         let t_bus_start;
         let bus_end;
         let done;
-        // A write after a write that does not continue it is one DiskSim takes in extra
-        // connections on an `Extra write disconnect` drive (`disk_buffer_select_segment` flags
-        // it `EXTRA_WRITE_DISCONNECT`): its status comes over a second reselection, at the
-        // `Other reselect overhead` (`disk_check_bus`). The rest of that path is not modelled
-        // (see `Reselect::write_prebuffer`).
-        // That is, the segment used last holds a write, and this one does not start at its
-        // end.
-        let extra_connections = self.spec.p.reselect.write_prebuffer
-            && self
-                .segs
-                .iter()
-                .filter(|s| s.valid)
-                .max_by_key(|s| s.lru)
-                .is_some_and(|s| s.write && s.end != lbn);
+        // Asked before this write changes the segments; only a write to the media uses it.
+        let extra_connections = !write_back && self.takes_extra_connections(lbn);
         if write_back {
             // A write that does not append to data still being destaged waits for it (with one
             // request outstanding this only happens when requests come faster than destages).
@@ -1954,7 +1961,7 @@ impl HddModel {
             };
             if let Some((si, seg_end)) = found {
                 if end <= seg_end {
-                    return self.overhead(DiskOp::Read, true) + self.spec.p.reselect.data_prep;
+                    return self.connected_read_overhead(true);
                 }
                 if let Some((p, (done_lbn, ..))) = pf_state {
                     if cache.partial_hits
@@ -1962,7 +1969,7 @@ impl HddModel {
                         && seg_end == done_lbn.max(self.segs[si].end)
                         && done_lbn < p.limit
                     {
-                        return self.overhead(DiskOp::Read, true) + self.spec.p.reselect.data_prep;
+                        return self.connected_read_overhead(true);
                     }
                 }
                 if let Some(p) = self.partial_positioning(si, lbn, n, t, media) {
@@ -1970,7 +1977,7 @@ impl HddModel {
                 }
             } else if let Some((p, (done, _, _, _, active))) = pf_state {
                 if cache.almost_read_hits && active && lbn == done && lbn < p.limit {
-                    return self.overhead(DiskOp::Read, false) + self.spec.p.reselect.data_prep;
+                    return self.connected_read_overhead(false);
                 }
             }
         }
@@ -2133,6 +2140,17 @@ mod tests {
         )
     }
 
+    /// A cache of `segments` segments of `sectors` sectors, and nothing else of `off`'s
+    /// changed (it keeps the requested blocks, `KeepRequest::Keep`).
+    fn caching(segments: u32, sectors: u32) -> CacheParams {
+        CacheParams {
+            enabled: true,
+            segments,
+            segment_sectors: sectors,
+            ..CacheParams::off()
+        }
+    }
+
     fn ms(ns: Nanos) -> f64 {
         ns as f64 / 1e6
     }
@@ -2247,10 +2265,7 @@ mod tests {
 
     #[test]
     fn a_read_ahead_hit_costs_no_positioning() {
-        let mut cache = CacheParams::off();
-        cache.enabled = true;
-        cache.segments = 4;
-        cache.segment_sectors = 400;
+        let mut cache = caching(4, 400);
         cache.read_ahead = ReadAhead::Segment;
         cache.max_read_ahead = 400;
         cache.keep_request = KeepRequest::Keep;
@@ -2270,11 +2285,7 @@ mod tests {
         // DiskSim serves a hit connected and prepares the transfer after the command
         // (`disk_read_arrive`): with 0.5 ms of preparation, a hit that took no time takes 0.5
         // ms, and a scheduler asking about it is told so.
-        let mut cache = CacheParams::off();
-        cache.enabled = true;
-        cache.segments = 4;
-        cache.segment_sectors = 400;
-        cache.keep_request = KeepRequest::Keep;
+        let cache = caching(4, 400);
         let hit = |data_prep: f64| {
             let reselect = Reselect {
                 data_prep,
@@ -2310,11 +2321,7 @@ mod tests {
             write_prebuffer: true,
             ..Reselect::default()
         };
-        let mut cache = CacheParams::off();
-        cache.enabled = true;
-        cache.segments = 2;
-        cache.segment_sectors = 200;
-        cache.keep_request = KeepRequest::Keep;
+        let cache = caching(2, 200);
         // The status's reselect is the last thing a write does: the service after the same
         // history without the protocol, plus the reselect (the write comes at 100 ms, with the
         // drive idle and the platter where it is either way).
@@ -2366,10 +2373,7 @@ mod tests {
         // the segment and reads only 100..105 (the next track) from the media, as DiskSim does
         // (`disk_check_hda_pending` starts the access at the segment's end): it ends when a
         // read of 100..105 alone would, not a revolution later re-reading 95..100.
-        let mut cache = CacheParams::off();
-        cache.enabled = true;
-        cache.segments = 2;
-        cache.segment_sectors = 200;
+        let mut cache = caching(2, 200);
         cache.read_ahead = ReadAhead::Track;
         cache.max_read_ahead = 200;
         cache.keep_request = KeepRequest::Keep;
@@ -2396,10 +2400,7 @@ mod tests {
 
     #[test]
     fn reads_ride_on_the_read_ahead_in_progress() {
-        let mut cache = CacheParams::off();
-        cache.enabled = true;
-        cache.segments = 4;
-        cache.segment_sectors = 400;
+        let mut cache = caching(4, 400);
         cache.read_ahead = ReadAhead::Segment;
         cache.max_read_ahead = 400;
         cache.keep_request = KeepRequest::Overwrite;
@@ -2645,10 +2646,7 @@ mod tests {
 
     #[test]
     fn write_back_completes_when_the_data_is_in_the_buffer() {
-        let mut cache = CacheParams::off();
-        cache.enabled = true;
-        cache.segments = 2;
-        cache.segment_sectors = 200;
+        let mut cache = caching(2, 200);
         cache.write_back = WriteBack::All;
         let mut d = drive(cache.clone(), 10);
         let w = d.submit(&DiskRequest::write(15_000, 8), 0);
@@ -2668,10 +2666,7 @@ mod tests {
     /// the mechanism is already committed to.
     #[test]
     fn the_media_price_of_a_cached_write_is_its_destage() {
-        let mut cache = CacheParams::off();
-        cache.enabled = true;
-        cache.segments = 2;
-        cache.segment_sectors = 200;
+        let mut cache = caching(2, 200);
         cache.write_back = WriteBack::All;
         let far = DiskRequest::write(15_000, 8);
         let d = drive(cache.clone(), 10);

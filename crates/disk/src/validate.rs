@@ -419,9 +419,11 @@ mod tests {
         assert!(binned_demerit(&a, &a).abs() < 1e-9);
         let d = binned_demerit(&b, &a);
         assert!((d - 0.5).abs() < 0.02, "{d}");
-        // Times past the last bin's start all count in the last, open-ended one.
-        let far = vec![1.0e6; 10];
-        assert!(binned_demerit(&far, &far).abs() < 1e-9);
+        // Times past the last bins' start (some 34 minutes) all count in the last,
+        // open-ended one: three hours and six read the same.
+        let (far, farther) = (vec![1.0e7; 10], vec![2.0e7; 10]);
+        assert!(binned_demerit(&far, &farther).abs() < 1e-9);
+        assert!(demerit(&far, &farther) > 9.9e6);
         assert!(binned_demerit(&[], &a).is_nan());
     }
 

@@ -997,26 +997,28 @@ pub(crate) fn start_emulated(
 pub(crate) struct Window<'a> {
     start: Nanos,
     end: Nanos,
-    secs: f64,
     stats: &'a Stats,
     total_busy: Nanos,
 }
 
 impl<'a> Window<'a> {
     pub(crate) fn new(start: Nanos, stop: Option<Nanos>, last: Nanos, stats: &'a Stats) -> Self {
-        let end = stop.unwrap_or(last).max(start + 1);
         Window {
             start,
-            end,
-            secs: (end - start) as f64 / 1e9,
+            end: stop.unwrap_or(last).max(start + 1),
             stats,
             total_busy: stats.busy_by_context.iter().map(|(_, b)| *b).sum(),
         }
     }
 
+    /// The window's length in seconds.
+    fn secs(&self) -> f64 {
+        (self.end - self.start) as f64 / 1e9
+    }
+
     /// `bytes` over the window, in MB/s.
     pub(crate) fn mb_s(&self, bytes: u64) -> f64 {
-        bytes as f64 / 1e6 / self.secs
+        bytes as f64 / 1e6 / self.secs()
     }
 
     /// The share of the device's busy time that `contexts` took.
@@ -1044,7 +1046,7 @@ impl<'a> Window<'a> {
             scheduler: self.stats.scheduler.clone(),
             disk,
             seed,
-            duration_s: self.secs,
+            duration_s: self.secs(),
             bytes,
             throughput_mb_s: self.mb_s(bytes),
             // The device's busy time within the measured window.

@@ -18,6 +18,20 @@ fn records(text: &str) -> TraceReader<&[u8]> {
     TraceReader::open(text.as_bytes(), "perf.txt", None).unwrap()
 }
 
+/// The SPC trace `text`, as the file `name`, replayed in real time under `spec` on the paper's
+/// emulated disk. (The error is `replay`'s own, passed on as it is.)
+#[allow(clippy::result_large_err)]
+fn replay_spc(
+    text: &str,
+    name: &str,
+    spec: &str,
+    opts: &TraceRunOptions,
+) -> Result<antsched_io::job::RealRun, antsched_io::job::RunError> {
+    let reader = TraceReader::open(text.as_bytes(), name, None).unwrap();
+    let model = disk_model("deskstar-34gxp").unwrap();
+    replay(reader, name, Format::Spc, model, spec, opts)
+}
+
 #[test]
 fn a_trace_replayed_in_real_time_does_what_its_simulation_does() {
     if !io_uring_or_skip("a_trace_replayed_in_real_time") {
@@ -73,17 +87,7 @@ fn a_request_beyond_the_disk_is_refused_with_its_line() {
         return;
     }
     let text = "0,8,4096,r,0.0\n0,999999999999,4096,r,0.001\n";
-    let reader = TraceReader::open(text.as_bytes(), "far.csv", None).unwrap();
-    let model = disk_model("deskstar-34gxp").unwrap();
-    let e = replay(
-        reader,
-        "far.csv",
-        Format::Spc,
-        model,
-        "clook",
-        &TraceRunOptions::default(),
-    )
-    .unwrap_err();
+    let e = replay_spc(text, "far.csv", "clook", &TraceRunOptions::default()).unwrap_err();
     assert!(
         matches!(
             e,
@@ -128,17 +132,7 @@ fn a_time_limit_ends_an_open_loop_backlog() {
         ..TraceRunOptions::default()
     };
     let began = std::time::Instant::now();
-    let reader = TraceReader::open(text.as_bytes(), "open.csv", None).unwrap();
-    let model = disk_model("deskstar-34gxp").unwrap();
-    let run = replay(
-        reader,
-        "open.csv",
-        Format::Spc,
-        model,
-        "as-aged-sptf",
-        &opts,
-    )
-    .unwrap();
+    let run = replay_spc(&text, "open.csv", "as-aged-sptf", &opts).unwrap();
     let took = began.elapsed().as_secs_f64();
     let ios: u64 = run.report.contexts.iter().map(|c| c.ios).sum();
     eprintln!("{ios} requests served in the 1 s limit; the run took {took:.2} s");

@@ -13,6 +13,14 @@ fn noop() -> Box<dyn antsched_core::Scheduler> {
     build("noop", &BuildEnv::default()).unwrap()
 }
 
+/// A runtime scheduling `sptf` on the paper's emulated disk, whose data is discarded.
+fn sptf_on_a_discarding_disk() -> Runtime {
+    let model = antsched_disk::preset("deskstar-34gxp").unwrap();
+    let backend = Backend::emulated(model, Store::discard());
+    let env = backend.build_env(1);
+    Runtime::start(backend, build("sptf", &env).unwrap(), Options::default()).unwrap()
+}
+
 fn file_of(dir: &TempDir, name: &str, bytes: u64) -> std::path::PathBuf {
     let p = dir.path().join(name);
     let f = std::fs::File::create(&p).unwrap();
@@ -94,10 +102,7 @@ fn a_discard_store_moves_no_bytes_but_keeps_the_models_timing() {
     if !io_uring_or_skip("a_discard_store_moves_no_bytes_but_keeps_the_models_timing") {
         return;
     }
-    let model = antsched_disk::preset("deskstar-34gxp").unwrap();
-    let backend = Backend::emulated(model, Store::discard());
-    let env = backend.build_env(1);
-    let rt = Runtime::start(backend, build("sptf", &env).unwrap(), Options::default()).unwrap();
+    let rt = sptf_on_a_discarding_disk();
     let ctx = Ctx::new(0, 0);
     // Far out on the disk: no file anywhere holds these sectors, and none is needed.
     let offset = 10u64 << 30;
@@ -220,10 +225,7 @@ fn abandon_fails_what_the_scheduler_holds_and_completes_what_the_device_has() {
     if !io_uring_or_skip("abandon_fails_what_the_scheduler_holds") {
         return;
     }
-    let model = antsched_disk::preset("deskstar-34gxp").unwrap();
-    let backend = Backend::emulated(model, Store::discard());
-    let env = backend.build_env(1);
-    let rt = Runtime::start(backend, build("sptf", &env).unwrap(), Options::default()).unwrap();
+    let rt = sptf_on_a_discarding_disk();
     // Two hundred random reads at once: seconds of work for the emulated disk, which takes
     // one at a time, so nearly all are still in the scheduler when the run is abandoned.
     let tickets: Vec<_> = (0..200u64)

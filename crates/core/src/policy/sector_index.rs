@@ -164,14 +164,18 @@ impl<V: Copy> Iterator for Outward<'_, V> {
         let d = self.down.last().map(|e| self.head - e.0 .0);
         let u = self.up.first().map(|e| e.0 .0 - self.head);
         // The nearer first, above on a tie.
-        if d.is_some_and(|d| u.is_none_or(|u| d < u)) {
-            let (&(k, v), rest) = self.down.split_last()?;
-            self.down = rest;
-            Some((self.head - k.0, k, v))
-        } else {
-            let (&(k, v), rest) = self.up.split_first()?;
-            self.up = rest;
-            Some((k.0 - self.head, k, v))
+        match (d, u) {
+            (Some(d), u) if u.is_none_or(|u| d < u) => {
+                let (&(k, v), rest) = self.down.split_last()?;
+                self.down = rest;
+                Some((d, k, v))
+            }
+            (_, Some(u)) => {
+                let (&(k, v), rest) = self.up.split_first()?;
+                self.up = rest;
+                Some((u, k, v))
+            }
+            (_, None) => None,
         }
     }
 }

@@ -666,8 +666,7 @@ fn block<'a>(b: &'a Block, key: &str, kind: &str) -> Result<&'a Block, DiskSimEr
 
 /// Reads a DiskSim 4.0 `.parv` file (and everything it sources) into an [`HddModel`].
 pub fn load_disksim(parv_path: impl AsRef<Path>) -> Result<HddModel, DiskSimError> {
-    let parv = parv_path.as_ref();
-    model_of(parv, &parse::parse_file(parv)?)
+    load_disksim_with(parv_path, &[])
 }
 
 /// [`load_disksim`] with some of the drive's numeric parameters changed, each setting a
