@@ -36,15 +36,20 @@ pub trait PositionEstimator: Send {
     /// The scheduler sent `req` to the device at `now`.
     fn dispatched(&mut self, req: &Request, now: Nanos);
 
-    /// A lower bound on the positioning time of every request whose first sector lies
-    /// `distance` sectors or more from the head, non-decreasing in `distance`. SPTF looks
-    /// outward from the head and stops once the bound passes the best request found, so a
-    /// decision among thousands of pending requests looks at a few. 0 by default (no bound:
-    /// SPTF looks at every request), which an estimator asking a device model keeps: a
-    /// request far away may be in the drive's cache and cost nothing to reach.
-    fn lower_bound(&self, _distance: u64) -> Nanos {
+    /// A lower bound on the positioning time at `now` of every request whose first sector
+    /// lies `distance` sectors or more from the head and outside the
+    /// [`unbounded`](Self::unbounded) ranges, non-decreasing in `distance`. SPTF asks about
+    /// the requests in those ranges, then looks outward from the head and stops once the
+    /// bound passes the best request found, so a decision among thousands of pending requests
+    /// looks at a few. 0 by default (no bound: SPTF looks at every request).
+    fn lower_bound(&self, _distance: u64, _now: Nanos) -> Nanos {
         0
     }
+
+    /// Calls `visit(start, end)` for each sector range `[start, end)` whose requests
+    /// [`lower_bound`](Self::lower_bound) does not cover at `now`: a drive's cache may hold
+    /// a request far from the head and serve it for the price of a command. None by default.
+    fn unbounded(&self, _now: Nanos, _visit: &mut dyn FnMut(u64, u64)) {}
 
     /// How long `req`, started at `now`, would first wait for work the device took before it
     /// and has not finished (a write its write-back cache acknowledged and has yet to
@@ -134,8 +139,12 @@ impl PositionEstimator for Memo {
         self.inner.dispatched(req, now);
     }
 
-    fn lower_bound(&self, distance: u64) -> Nanos {
-        self.inner.lower_bound(distance)
+    fn lower_bound(&self, distance: u64, now: Nanos) -> Nanos {
+        self.inner.lower_bound(distance, now)
+    }
+
+    fn unbounded(&self, now: Nanos, visit: &mut dyn FnMut(u64, u64)) {
+        self.inner.unbounded(now, visit)
     }
 
     fn committed(&self, req: &Request, now: Nanos) -> Nanos {
@@ -182,7 +191,7 @@ impl PositionEstimator for SeekDistanceEstimator {
     }
 
     /// The estimate is the distance itself.
-    fn lower_bound(&self, distance: u64) -> Nanos {
+    fn lower_bound(&self, distance: u64, _now: Nanos) -> Nanos {
         distance
     }
 }
@@ -381,7 +390,7 @@ impl PositionEstimator for CurveEstimator {
 
     /// The least the curve takes from `distance` on: linear between points and flat past
     /// the last, its minimum there is at `distance` itself or at a later point.
-    fn lower_bound(&self, distance: u64) -> Nanos {
+    fn lower_bound(&self, distance: u64, _now: Nanos) -> Nanos {
         let next = self
             .curve
             .points

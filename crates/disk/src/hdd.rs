@@ -37,6 +37,7 @@
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
+use crate::floor::{self, PositioningFloor};
 use crate::layout::{Layout, Located, Pbn};
 use crate::seek::SeekCurve;
 use crate::{Completion, DeviceModel, DiskOp, DiskRequest, Nanos, ServiceBreakdown};
@@ -293,6 +294,10 @@ struct Spec {
     /// after a short seek (`head_switch_ms.max(head_switch_random_ms)`, worked out once: every
     /// positioning question that switches heads asks for it).
     cold_switch_ms: f64,
+    /// The least seek over `k` cylinders or more, read or write ([`floor::seek_floor`]).
+    seek_floor: Arc<[f64]>,
+    /// The most LBNs a cylinder holds (its sectors, spares included).
+    sectors_per_cylinder: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -567,6 +572,24 @@ impl HddModel {
     pub fn new(name: impl Into<String>, layout: Layout, params: HddParams) -> HddModel {
         let period = 60_000.0 / params.rpm;
         let cold_switch_ms = params.head_switch_ms.max(params.head_switch_random_ms);
+        // What `seek_ms` charges at the least: a head switch only lengthens a seek, and a
+        // write's settle (negative on some drives) adds to it down to nothing.
+        let settle = params.write_settle_ms.min(0.0);
+        let seek_floor = floor::seek_floor(layout.max_cyl(), |j| {
+            let s = params.seek.time_ms(j);
+            if s > 0.0 {
+                s.min((s + settle).max(0.0))
+            } else {
+                s
+            }
+        });
+        let sectors_per_cylinder = layout
+            .zones
+            .iter()
+            .map(|z| u64::from(z.spt) * u64::from(layout.surfaces))
+            .max()
+            .unwrap_or(1)
+            .max(1);
         let nsegs = if params.cache.enabled {
             params.cache.segments.max(1) as usize
         } else {
@@ -612,6 +635,8 @@ impl HddModel {
                 p: params,
                 period,
                 cold_switch_ms,
+                seek_floor,
+                sectors_per_cylinder,
             }),
             st: State {
                 cyl: 0,
@@ -2006,6 +2031,43 @@ impl HddModel {
         }
     }
 
+    /// [`DeviceModel::media_positioning_floor`]: `positioning_ms` with `media` charges a
+    /// request outside the segments the overhead of a miss, then a walk from where
+    /// [`HddModel::arm_for_miss`] puts the arm, whose first step is a seek.
+    fn positioning_floor(&self, head: u64, t: f64) -> PositioningFloor {
+        let cap = self.spec.layout.capacity();
+        let (read_ovh, write_ovh) = (
+            self.overhead(DiskOp::Read, false),
+            self.overhead(DiskOp::Write, false),
+        );
+        let head_cyl = self.place(head.min(cap.saturating_sub(1))).loc.pbn.cyl;
+        let (read_arm, ..) = self.arm_for_miss(t, read_ovh, false);
+        let (write_arm, ..) = self.arm_for_miss(t, write_ovh, true);
+        let arm_offset = head_cyl
+            .abs_diff(read_arm)
+            .max(head_cyl.abs_diff(write_arm));
+        // Every request starting where a segment holds data, or where the read-ahead will
+        // have read by the time the command is decoded, may be a hit (`find_seg`, the
+        // partial and almost-read hits); unreadable segments too, to keep the rule simple.
+        let mut cached: Vec<(u64, u64)> = self
+            .segs
+            .iter()
+            .filter(|s| s.valid && s.start < s.end)
+            .map(|s| (s.start, s.end))
+            .collect();
+        if let Some(p) = self.st.prefetch {
+            let s = &self.segs[p.seg];
+            cached.push((s.start.min(p.from), p.limit.max(s.end)));
+        }
+        PositioningFloor {
+            cached,
+            overhead_ms: read_ovh.min(write_ovh),
+            sectors_per_cylinder: self.spec.sectors_per_cylinder,
+            arm_offset: u64::from(arm_offset),
+            seek_floor: self.spec.seek_floor.clone(),
+        }
+    }
+
     /// Where the arm is and when the mechanism can start on a request that misses the cache,
     /// arriving at `t` with command overhead `ovh`: (cylinder, head, start of the media work).
     /// The same for every request of that kind asked about at `t`, so it is remembered for the
@@ -2074,6 +2136,10 @@ impl DeviceModel for HddModel {
 
     fn media_positioning_time(&self, req: &DiskRequest, start: Nanos) -> Nanos {
         to_ns(self.positioning_ms(req, to_ms(start), true))
+    }
+
+    fn media_positioning_floor(&self, head: u64, start: Nanos) -> Option<PositioningFloor> {
+        Some(self.positioning_floor(head, to_ms(start)))
     }
 
     fn clone_box(&self) -> Box<dyn DeviceModel> {
@@ -2153,6 +2219,43 @@ mod tests {
 
     fn ms(ns: Nanos) -> f64 {
         ns as f64 / 1e6
+    }
+
+    /// A read-ahead of 2,000 sectors runs across ten of this drive's 200-sector cylinders:
+    /// the arm is then cylinders past the head (the end of the last request), and the floor
+    /// of a request just past what the read-ahead reached counts from the arm, not the head.
+    #[test]
+    fn the_floor_counts_from_where_the_read_ahead_has_carried_the_arm() {
+        let mut d = drive(
+            CacheParams {
+                read_ahead: ReadAhead::Segment,
+                max_read_ahead: 2_000,
+                ..caching(2, 2_000)
+            },
+            10,
+        );
+        let done = d.submit(&DiskRequest::read(1_000, 8), 0);
+        // Long enough for the whole read-ahead.
+        let now = done.finish + 1_000_000_000;
+        let floor = d.media_positioning_floor(1_008, now).unwrap();
+        let reached = floor.cached.iter().map(|&(_, end)| end).max().unwrap();
+        assert!(reached >= 1_008 + 1_800, "read ahead to {reached}");
+        // The cheapest request on the arm's cylinder, the one past the read-ahead's end:
+        // no seek and hardly any rotation.
+        let (lbn, cost) = (reached..reached + 200)
+            .map(|lbn| {
+                (
+                    lbn,
+                    d.media_positioning_time(&DiskRequest::read(lbn, 8), now),
+                )
+            })
+            .min_by_key(|&(_, cost)| cost)
+            .unwrap();
+        assert!(
+            floor.at(lbn - 1_008) <= cost,
+            "floor {} above the cost {cost} of reading {lbn}",
+            floor.at(lbn - 1_008)
+        );
     }
 
     #[test]

@@ -49,6 +49,7 @@
 
 pub mod curve;
 pub mod disksim;
+pub mod floor;
 pub mod hdd;
 pub mod layout;
 pub mod presets;
@@ -57,6 +58,7 @@ pub mod ssd;
 pub mod validate;
 
 pub use disksim::{load_disksim, load_disksim_text, load_disksim_with, DiskSimError};
+pub use floor::PositioningFloor;
 pub use hdd::HddModel;
 pub use presets::{preset, presets, PresetInfo};
 pub use ssd::SsdModel;
@@ -201,6 +203,16 @@ pub trait DeviceModel: Send {
     /// [`positioning_time`]: DeviceModel::positioning_time
     fn media_positioning_time(&self, req: &DiskRequest, start: Nanos) -> Nanos {
         self.positioning_time(req, start)
+    }
+
+    /// A lower bound on [`media_positioning_time`] at `start` for every request that does not
+    /// start in the floor's cached ranges, by LBN distance from `head` (the sector after the
+    /// last request submitted), so that SPTF can stop asking once the bound passes the best
+    /// request found ([`floor`](mod@floor)). `None`, the default: no bound.
+    ///
+    /// [`media_positioning_time`]: DeviceModel::media_positioning_time
+    fn media_positioning_floor(&self, _head: u64, _start: Nanos) -> Option<PositioningFloor> {
+        None
     }
 
     /// A boxed copy with the same state.

@@ -6,30 +6,41 @@
 //! device; [`ExactEstimator`] holds a second handle to the same model and only reads it. One
 //! model, one state: the estimate cannot drift from what the device then does.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use antsched_core::estimator::CurvePoint;
 use antsched_core::{Nanos, Op, PositionEstimator, PositioningCurve, Request};
-use antsched_disk::{Completion, DeviceModel, DiskOp, DiskRequest};
+use antsched_disk::{Completion, DeviceModel, DiskOp, DiskRequest, PositioningFloor};
 
 /// A device model shared between the simulator (which submits) and the exact estimator
 /// (which reads). A mutex keeps the scheduler `Send`; in the simulator it is never contended.
 #[derive(Clone)]
-pub struct SharedDevice(Arc<Mutex<Box<dyn DeviceModel>>>);
+pub struct SharedDevice {
+    model: Arc<Mutex<Box<dyn DeviceModel>>>,
+    /// Requests submitted so far: the model's state changes with each and only then, so an
+    /// answer the estimator remembers holds until this moves.
+    submits: Arc<AtomicU64>,
+}
 
 impl SharedDevice {
     pub fn new(model: Box<dyn DeviceModel>) -> Self {
-        Self(Arc::new(Mutex::new(model)))
+        Self {
+            model: Arc::new(Mutex::new(model)),
+            submits: Arc::default(),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Box<dyn DeviceModel>> {
         // A poisoned lock only means another user panicked mid-call; the model's state is
         // still a valid model state (every method is a pure computation or a whole update).
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.model.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn submit(&self, req: &Request, now: Nanos) -> Completion {
+        self.submits.fetch_add(1, Ordering::Relaxed);
         self.lock().submit(&disk_request(req), now)
     }
 
@@ -69,6 +80,7 @@ impl SharedDevice {
         ExactEstimator {
             device: self.clone(),
             head: 0,
+            floor: RefCell::new(None),
         }
     }
 }
@@ -89,6 +101,26 @@ pub fn disk_request(req: &Request) -> DiskRequest {
 pub struct ExactEstimator {
     device: SharedDevice,
     head: u64,
+    /// The device's bound ([`DeviceModel::media_positioning_floor`]) at a [`FloorKey`]:
+    /// asked once per decision, not at every step of SPTF's walk.
+    floor: RefCell<Option<(FloorKey, Option<PositioningFloor>)>>,
+}
+
+/// What the device's floor depends on: the requests submitted (the device's state), the
+/// instant and the head.
+type FloorKey = (u64, Nanos, u64);
+
+impl ExactEstimator {
+    /// Runs `f` on the device's bound at `now`, asking the device once per state and instant.
+    fn with_floor<T>(&self, now: Nanos, f: impl FnOnce(Option<&PositioningFloor>) -> T) -> T {
+        let key = (self.device.submits.load(Ordering::Relaxed), now, self.head);
+        let mut floor = self.floor.borrow_mut();
+        if floor.as_ref().is_none_or(|(at, _)| *at != key) {
+            let asked = self.device.lock().media_positioning_floor(self.head, now);
+            *floor = Some((key, asked));
+        }
+        f(floor.as_ref().and_then(|(_, b)| b.as_ref()))
+    }
 }
 
 impl PositionEstimator for ExactEstimator {
@@ -111,6 +143,20 @@ impl PositionEstimator for ExactEstimator {
     fn dispatched(&mut self, req: &Request, _now: Nanos) {
         // The simulator submits the request to the shared model itself.
         self.head = req.end();
+    }
+
+    /// The device's floor: the least overhead and seek a request this far from the head can
+    /// take, outside what the drive's cache holds.
+    fn lower_bound(&self, distance: u64, now: Nanos) -> Nanos {
+        self.with_floor(now, |f| f.map_or(0, |f| f.at(distance)))
+    }
+
+    fn unbounded(&self, now: Nanos, visit: &mut dyn FnMut(u64, u64)) {
+        self.with_floor(now, |f| {
+            for &(start, end) in f.map_or(&[][..], |f| &f.cached[..]) {
+                visit(start, end);
+            }
+        })
     }
 
     /// What the host would see of the positioning beyond the media work's own: the wait for

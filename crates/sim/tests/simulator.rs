@@ -523,3 +523,72 @@ fn a_chain_that_does_not_go_on_is_not_waited_for_again() {
         );
     }
 }
+
+/// The exact estimator as it was before the device gave a floor: every question answered,
+/// no bound, so SPTF asks about every pending request.
+struct FullPass(antsched_sim::device::ExactEstimator);
+
+impl antsched_core::PositionEstimator for FullPass {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn head(&self) -> u64 {
+        self.0.head()
+    }
+    fn positioning_time(&self, req: &antsched_core::Request, now: Nanos) -> Nanos {
+        self.0.positioning_time(req, now)
+    }
+    fn dispatched(&mut self, req: &antsched_core::Request, now: Nanos) {
+        self.0.dispatched(req, now)
+    }
+    fn committed(&self, req: &antsched_core::Request, now: Nanos) -> Nanos {
+        self.0.committed(req, now)
+    }
+    fn costly(&self) -> bool {
+        self.0.costly()
+    }
+}
+
+/// Twenty-four sequential readers (the next request of each lies in what the drive read
+/// ahead for it, far from the head), sixteen random readers and eight random writers, on a
+/// drive whose 64 segments keep every stream's read-ahead and which caches writes: SPTF's walk
+/// outward from the head, stopped by the device's floor, decides what a pass over every
+/// pending request decides, under each SPTF-based scheduler.
+#[test]
+fn the_devices_floor_changes_no_decision() {
+    let mut text =
+        String::from("[global]\nbs=16k\nsize=48m\nio_size=3m\nioengine=psync\ndirect=1\n");
+    for i in 0..48 {
+        let rw = match i % 6 {
+            0 | 2 | 4 => "read",
+            5 => "randwrite",
+            _ => "randread",
+        };
+        text += &format!("[j{i}]\nrw={rw}\nfilename=f{i}\n");
+    }
+    let jobs = job(&text);
+    for spec in ["sptf", "aged-sptf", "as-aged-sptf", "as-rw-sptf"] {
+        let run = |full_pass: bool| {
+            let disk = disk_model("ultrastar-hc310").unwrap();
+            let w = antsched_workload::compile(&jobs, disk.capacity_sectors(), 3).unwrap();
+            let device = SharedDevice::new(disk);
+            let mut env = device.build_env(3);
+            if full_pass {
+                let d = device.clone();
+                env.exact = Some(std::sync::Arc::new(move || {
+                    Box::new(FullPass(d.estimator())) as Box<dyn antsched_core::PositionEstimator>
+                }));
+            }
+            let sched = antsched_core::build(spec, &env).unwrap();
+            let mut r = Simulation::new(&jobs, &w, sched, device)
+                .unwrap()
+                .run()
+                .unwrap();
+            r.sim = None;
+            r
+        };
+        let (walk, pass) = (run(false), run(true));
+        assert!(walk.bytes > 0);
+        assert_eq!(walk, pass, "{spec}");
+    }
+}

@@ -183,12 +183,14 @@ pub(crate) mod testutil {
     }
 
     /// The estimators the property tests of the walks try, by `kind`: the seek estimator, a
-    /// curve that is not monotone, and one that gives no bound, each with the head at `head`.
+    /// curve that is not monotone, one that gives no bound, and one whose bound leaves out
+    /// what a cache holds, each with the head at `head`.
     pub fn estimator_at(kind: u8, head: u64) -> Box<dyn PositionEstimator> {
         match kind {
             0 => Box::new(head_at(head)),
             1 => Box::new(bumpy_curve_at(head)),
-            _ => Box::new(Unbounded::at(head)),
+            2 => Box::new(Unbounded::at(head)),
+            _ => Box::new(Cached::at(head)),
         }
     }
 
@@ -248,7 +250,57 @@ pub(crate) mod testutil {
         e
     }
 
-    /// The seek estimator without its bound, as a device model's exact estimator has none;
+    /// The seek estimator with a cache, as a device model's exact estimator: a request
+    /// starting in the first 3,000 sectors of every 100,000 costs next to nothing wherever
+    /// the head is, and the bound leaves those ranges out.
+    pub struct Cached {
+        seek: SeekDistanceEstimator,
+    }
+
+    impl Cached {
+        pub fn at(head: u64) -> Self {
+            Self {
+                seek: head_at(head),
+            }
+        }
+
+        fn ranges(&self) -> impl Iterator<Item = (u64, u64)> {
+            (0..40u64).map(|k| (k * 100_000, k * 100_000 + 3_000))
+        }
+    }
+
+    impl PositionEstimator for Cached {
+        fn name(&self) -> &str {
+            "cached"
+        }
+        fn head(&self) -> u64 {
+            self.seek.head()
+        }
+        fn positioning_time(&self, req: &Request, now: Nanos) -> Nanos {
+            let hit = self
+                .ranges()
+                .any(|(start, end)| (start..end).contains(&req.sector));
+            if hit {
+                // Hits differ by where they lie, so that they do not tie.
+                req.sector % 7
+            } else {
+                self.seek.positioning_time(req, now)
+            }
+        }
+        fn dispatched(&mut self, req: &Request, now: Nanos) {
+            self.seek.dispatched(req, now)
+        }
+        fn lower_bound(&self, distance: u64, now: Nanos) -> Nanos {
+            self.seek.lower_bound(distance, now)
+        }
+        fn unbounded(&self, _now: Nanos, visit: &mut dyn FnMut(u64, u64)) {
+            for (start, end) in self.ranges() {
+                visit(start, end);
+            }
+        }
+    }
+
+    /// The seek estimator without its bound, as an estimator may have none;
     /// it counts the positioning questions it is asked, each a walk through the model there.
     pub struct Unbounded {
         seek: SeekDistanceEstimator,

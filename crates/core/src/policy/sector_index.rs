@@ -107,6 +107,25 @@ impl<V: Copy> SectorIndex<V> {
         self.blocks.iter().flatten().copied()
     }
 
+    /// The keys and values whose sector lies in `[start, end)`, in order.
+    pub(crate) fn range(&self, start: u64, end: u64) -> impl Iterator<Item = (Key, V)> + '_ {
+        let first = (start, RequestId(0));
+        let (b, i) = if self.blocks.is_empty() {
+            (0, 0)
+        } else {
+            let b = self.block_of(first);
+            (b, self.blocks[b].partition_point(|e| e.0 < first))
+        };
+        self.blocks
+            .get(b..)
+            .unwrap_or_default()
+            .iter()
+            .flatten()
+            .skip(i)
+            .take_while(move |e| e.0 .0 < end)
+            .copied()
+    }
+
     /// The keys and values walked outward from `head`: the nearer of the next below and the
     /// next above first (above on a tie), each with its distance. A walk that stops once an
     /// estimator's lower bound at the distance reached passes its best looks at a few of
@@ -189,7 +208,8 @@ mod tests {
     proptest! {
         /// Against a B-tree of the same keys and values: after any insertions and removals
         /// (sectors repeat, and enough keys to fill several blocks), the same entries in the
-        /// same order, and the walk outward from any head: nearer first, above on a tie.
+        /// same order, the walk outward from any head (nearer first, above on a tie), and the
+        /// keys in a range of sectors.
         #[test]
         fn it_holds_and_walks_what_a_btree_does(
             ops in proptest::collection::vec((any::<bool>(), 0u64..2_000, 0u64..400), 1..1_500),
@@ -233,6 +253,15 @@ mod tests {
                     expected.push((dist, k, v));
                 }
                 prop_assert_eq!(walked, expected);
+                // The keys from the head to a little past it, and from the start to the head.
+                for (start, end) in [(head, head + 300), (0, head)] {
+                    let ranged: Vec<(Key, u64)> = index.range(start, end).collect();
+                    let expected: Vec<(Key, u64)> = tree
+                        .range((start, RequestId(0))..(end, RequestId(0)))
+                        .map(|(k, v)| (*k, *v))
+                        .collect();
+                    prop_assert_eq!(ranged, expected);
+                }
             }
         }
     }

@@ -27,10 +27,11 @@ use crate::request::{Nanos, Request, RequestId, SEC};
 /// head, nearest first on either side, and stops once the estimator's lower bound for the
 /// distance still ahead ([`PositionEstimator::lower_bound`]) passes the best request found:
 /// no request beyond could win, and the choice is the one a pass over every request makes
-/// (least positioning time, then oldest, then lowest id). With an estimator that gives no
-/// bound (a device model, whose cache may hold a far request) the walk sees every request.
-/// Either way the choice is that of a pass over every request, so that the form they are
-/// kept in changes no decision.
+/// (least positioning time, then oldest, then lowest id). A device model's bound leaves out
+/// what its cache holds, which may be far away and cost only a command: the requests in those
+/// ranges ([`PositionEstimator::unbounded`]) are asked about before the walk. With an
+/// estimator that gives no bound the walk sees every request. Either way the choice is that
+/// of a pass over every request, so that the form they are kept in changes no decision.
 #[derive(Debug)]
 pub struct Sptf {
     pending: Pending,
@@ -199,23 +200,34 @@ impl Policy for Sptf {
         // and in any order the choice is the same one (least time, then oldest, then lowest
         // id): the walk outward from the head would only cost two range searches and a bound
         // asked for at every step.
-        if est.lower_bound(u64::MAX) == 0 {
+        if est.lower_bound(u64::MAX, now) == 0 {
             return shortest_positioning(m.in_sector_order(), est, now);
         }
-        let mut best: Option<(Nanos, Nanos, RequestId, &Request)> = None;
-        for (nearest, (_, id), ()) in m.by_sector.outward(est.head()) {
+        // The least (positioning time, issue time, id) found.
+        let mut best: Option<(Nanos, Nanos, RequestId)> = None;
+        let consider = |id: RequestId, best: &mut Option<(Nanos, Nanos, RequestId)>| {
             let r = &m.requests[&id];
+            let key = (est.positioning_time(r, now), r.issued, r.id);
+            if best.is_none_or(|b| key < b) {
+                *best = Some(key);
+            }
+        };
+        // The requests the bound does not cover (a drive's cache may hold them) first; one
+        // asked about twice is the same candidate.
+        est.unbounded(now, &mut |start, end| {
+            for ((_, id), ()) in m.by_sector.range(start, end) {
+                consider(id, &mut best);
+            }
+        });
+        for (nearest, (_, id), ()) in m.by_sector.outward(est.head()) {
             // Every request still ahead is at least this far: none beats a best that costs
             // less than the bound (an equal cost could still win on age).
-            if best.is_some_and(|(t, ..)| est.lower_bound(nearest) > t) {
+            if best.is_some_and(|(t, ..)| est.lower_bound(nearest, now) > t) {
                 break;
             }
-            let key = (est.positioning_time(r, now), r.issued, r.id);
-            if best.is_none_or(|(t, i, id, _)| key < (t, i, id)) {
-                best = Some((key.0, key.1, key.2, r));
-            }
+            consider(id, &mut best);
         }
-        best.map(|(.., r)| *r)
+        best.map(|(.., id)| m.requests[&id])
     }
 
     fn dispatch(&mut self, id: RequestId, _now: Nanos) -> Option<Request> {
@@ -310,15 +322,16 @@ mod tests {
     proptest! {
         /// The walk outward from the head with the estimator's lower bound chooses what a
         /// pass over every pending request chooses (least time, then oldest, then lowest
-        /// id), with the seek estimator, with a curve that is not monotone and with an
-        /// estimator that gives no bound (whose choice is a pass in sector order); sectors
-        /// repeat, so ties are exercised; requests leave as they are chosen.
+        /// id), with the seek estimator, with a curve that is not monotone, with an
+        /// estimator that gives no bound (whose choice is a pass in sector order) and with
+        /// one whose bound leaves out ranges a cache holds; sectors repeat, so ties are
+        /// exercised; requests leave as they are chosen.
         #[test]
         fn the_bounded_walk_chooses_what_a_full_pass_chooses(
             reqs in proptest::collection::vec((0u64..300_000, 0u64..50), 1..200),
             crowded in any::<bool>(),
             head in 0u64..300_000,
-            estimator in 0u8..3,
+            estimator in 0u8..4,
             picks in 1usize..20,
         ) {
             let mut p = Sptf::new();
