@@ -51,15 +51,23 @@ impl<V: Copy> SectorIndex<V> {
         self.firsts.partition_point(|&f| f <= key).saturating_sub(1)
     }
 
+    /// Where `key` is or would go: its block and its index in the block ((0, 0) when empty).
+    fn position(&self, key: Key) -> (usize, usize) {
+        if self.blocks.is_empty() {
+            return (0, 0);
+        }
+        let b = self.block_of(key);
+        (b, self.blocks[b].partition_point(|e| e.0 < key))
+    }
+
     /// Adds `key` (not already there) with `value`.
     pub(crate) fn insert(&mut self, key: Key, value: V) {
         if self.blocks.is_empty() {
             self.blocks.push(vec![(key, value)]);
             return;
         }
-        let b = self.block_of(key);
+        let (b, i) = self.position(key);
         let block = &mut self.blocks[b];
-        let i = block.partition_point(|e| e.0 < key);
         block.insert(i, (key, value));
         if let Some(first) = self.firsts.get_mut(b) {
             *first = block[0].0;
@@ -109,13 +117,7 @@ impl<V: Copy> SectorIndex<V> {
 
     /// The keys and values whose sector lies in `[start, end)`, in order.
     pub(crate) fn range(&self, start: u64, end: u64) -> impl Iterator<Item = (Key, V)> + '_ {
-        let first = (start, RequestId(0));
-        let (b, i) = if self.blocks.is_empty() {
-            (0, 0)
-        } else {
-            let b = self.block_of(first);
-            (b, self.blocks[b].partition_point(|e| e.0 < first))
-        };
+        let (b, i) = self.position((start, RequestId(0)));
         self.blocks
             .get(b..)
             .unwrap_or_default()
@@ -131,14 +133,8 @@ impl<V: Copy> SectorIndex<V> {
     /// estimator's lower bound at the distance reached passes its best looks at a few of
     /// thousands.
     pub(crate) fn outward(&self, head: u64) -> Outward<'_, V> {
-        let start = (head, RequestId(0));
-        // Split at the first key at or above the head, in the block `start` belongs in.
-        let (b, i) = if self.blocks.is_empty() {
-            (0, 0)
-        } else {
-            let b = self.block_of(start);
-            (b, self.blocks[b].partition_point(|e| e.0 < start))
-        };
+        // Split at the first key at or above the head, in the block it belongs in.
+        let (b, i) = self.position((head, RequestId(0)));
         let (down, up) = self
             .blocks
             .get(b)
