@@ -1,7 +1,7 @@
 //! `antsched disks` and `antsched disk validate` as a user runs them.
 
 mod common;
-use common::{bin, scratch};
+use common::{bin, scratch, succeed};
 
 use std::path::PathBuf;
 
@@ -17,8 +17,8 @@ fn data_dir() -> PathBuf {
 
 #[test]
 fn disks_lists_every_preset() {
-    let out = bin().arg("disks").output().unwrap();
-    assert!(out.status.success());
+    let out = succeed(bin().arg("disks"));
+
     let s = String::from_utf8(out.stdout).unwrap();
     for name in [
         "deskstar-34gxp",
@@ -37,20 +37,15 @@ fn validate_prints_both_demerits_and_writes_csv_and_json() {
     let tmp = scratch("ok");
     let csv = tmp.join("per-request.csv");
     let json = tmp.join("report.json");
-    let out = bin()
-        .args(["disk", "validate"])
-        .arg(dir.join("ibm18es.parv"))
-        .arg(dir.join("ibm18es.trace"))
-        .arg("--json")
-        .arg(&json)
-        .arg("--per-request")
-        .arg(&csv)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeed(
+        bin()
+            .args(["disk", "validate"])
+            .arg(dir.join("ibm18es.parv"))
+            .arg(dir.join("ibm18es.trace"))
+            .arg("--json")
+            .arg(&json)
+            .arg("--per-request")
+            .arg(&csv),
     );
     let s = String::from_utf8(out.stdout).unwrap();
     assert!(

@@ -1,27 +1,22 @@
 //! `antsched mem simulate` as a user runs it.
 
 mod common;
-use common::{bin, repo, scratch};
+use common::{bin, repo, scratch, succeed};
 
 #[test]
 fn mem_simulate_prints_the_processes_and_writes_the_design_keys() {
     let dir = scratch("ok");
     let json = dir.join("run.json");
-    let out = bin()
-        .args(["mem", "simulate"])
-        .arg(repo().join("examples/memory/database-hog.toml"))
-        .arg("--json")
-        .arg(&json)
-        .arg("--out")
-        .arg(dir.join("plots"))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeed(
+        bin()
+            .args(["mem", "simulate"])
+            .arg(repo().join("examples/memory/database-hog.toml"))
+            .arg("--json")
+            .arg(&json)
+            .arg("--out")
+            .arg(dir.join("plots")),
     );
+    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("db") && stdout.contains("page references"),
         "{stdout}"
@@ -90,17 +85,12 @@ fn a_bad_scenario_names_the_file_line_and_key_and_writes_nothing() {
 fn paper_memory_part_writes_rows_reasons_plots_and_rerunnable_scenarios() {
     let dir = scratch("paper");
     let json = dir.join("paper.json");
-    let out = bin()
-        .args(["paper", "--part", "memory", "--quick", "--out"])
-        .arg(dir.join("out"))
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeed(
+        bin()
+            .args(["paper", "--part", "memory", "--quick", "--out"])
+            .arg(dir.join("out"))
+            .arg("--json")
+            .arg(&json),
     );
     let table = String::from_utf8(out.stdout).unwrap();
     assert!(table.contains("mem-fig6.1") && !table.contains("fig4-access-patterns"));

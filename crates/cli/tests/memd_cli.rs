@@ -2,7 +2,7 @@
 //! binary on a temporary socket, stopped by SIGTERM.
 
 mod common;
-use common::{bin, cannot_run, scratch, start_memd, Daemon};
+use common::{bin, cannot_run, scratch, start_memd, succeed, Daemon};
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -12,15 +12,10 @@ fn memd_serves_status_and_stops_on_sigterm() {
     let dir = scratch("run");
     let sock = dir.join("memd.sock");
     let mut d = start_memd(&sock, "200ms", &[], Stdio::piped(), &[]);
-    let out = bin()
-        .args(["mem", "status", "--json", "--socket"])
-        .arg(&sock)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeed(
+        bin()
+            .args(["mem", "status", "--json", "--socket"])
+            .arg(&sock),
     );
     let all: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     // One object per domain; the machine first.
@@ -33,13 +28,8 @@ fn memd_serves_status_and_stops_on_sigterm() {
     let s = v["severity_s"].as_f64().unwrap();
     assert!((5.0..=3600.0).contains(&s), "{v}");
 
-    let out = bin()
-        .args(["mem", "status", "--socket"])
-        .arg(&sock)
-        .output()
-        .unwrap();
+    let out = succeed(bin().args(["mem", "status", "--socket"]).arg(&sock));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success());
     assert!(
         text.starts_with("domain         machine\nseverity "),
         "{text}"
@@ -197,12 +187,12 @@ fn s_max_is_scaled_and_checked() {
         &[],
     );
     std::thread::sleep(Duration::from_millis(300));
-    let out = bin()
-        .args(["mem", "status", "--json", "--socket"])
-        .arg(&sock)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = succeed(
+        bin()
+            .args(["mem", "status", "--json", "--socket"])
+            .arg(&sock),
+    );
+
     let all: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let v = &all[0];
     let s = v["severity_s"].as_f64().unwrap();

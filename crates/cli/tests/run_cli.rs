@@ -2,7 +2,7 @@
 //! leave nothing half-written.
 
 mod common;
-use common::{bin, scratch};
+use common::{bin, scratch, succeed};
 
 use std::path::PathBuf;
 
@@ -33,28 +33,27 @@ fn run_writes_the_sim_json_plus_the_timer_overshoot() {
     )
     .unwrap();
     let json = d.join("out.json");
-    let out = bin()
-        .args([
-            "run",
-            job.to_str().unwrap(),
-            "--backend",
-            "emulated:deskstar-34gxp",
-            "--dir",
-        ])
-        .arg(d.join("files"))
-        .args([
-            "--scheduler",
-            "noop",
-            "--runtime",
-            "500ms",
-            "--compare-sim",
-            "--json",
-        ])
-        .arg(&json)
-        .output()
-        .unwrap();
+    let out = succeed(
+        bin()
+            .args([
+                "run",
+                job.to_str().unwrap(),
+                "--backend",
+                "emulated:deskstar-34gxp",
+                "--dir",
+            ])
+            .arg(d.join("files"))
+            .args([
+                "--scheduler",
+                "noop",
+                "--runtime",
+                "500ms",
+                "--compare-sim",
+                "--json",
+            ])
+            .arg(&json),
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(
         stdout.contains("timer p50/p99 us") && stdout.contains("run/sim"),
@@ -106,27 +105,25 @@ fn run_replays_a_trace_in_real_time_beside_its_simulation() {
     let d = scratch("run-trace");
     let json = d.join("out.json");
     let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/traces/spc.csv");
-    let out = bin()
-        .args([
-            "run",
-            "--trace",
-            trace,
-            "--backend",
-            "emulated:deskstar-34gxp",
-        ])
-        .args([
-            "--scheduler",
-            "clook",
-            "--replay",
-            "open",
-            "--compare-sim",
-            "--json",
-        ])
-        .arg(&json)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let out = succeed(
+        bin()
+            .args([
+                "run",
+                "--trace",
+                trace,
+                "--backend",
+                "emulated:deskstar-34gxp",
+            ])
+            .args([
+                "--scheduler",
+                "clook",
+                "--replay",
+                "open",
+                "--compare-sim",
+                "--json",
+            ])
+            .arg(&json),
+    );
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.contains("run/sim"), "{stdout}");
     let v: serde_json::Value =
@@ -291,26 +288,21 @@ fn calibrate_measures_an_emulated_disk_and_a_real_file() {
     let d = scratch("cal");
     // Emulated: a coarse plan (2 distances per decade, 1 read each) keeps it to a second.
     let curve = d.join("curve.json");
-    let out = bin()
-        .args([
-            "calibrate",
-            "--emulate",
-            "deskstar-34gxp",
-            "--pairs",
-            "1",
-            "--per-decade",
-            "2",
-            "--out",
-        ])
-        .arg(&curve)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeed(
+        bin()
+            .args([
+                "calibrate",
+                "--emulate",
+                "deskstar-34gxp",
+                "--pairs",
+                "1",
+                "--per-decade",
+                "2",
+                "--out",
+            ])
+            .arg(&curve),
     );
+    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("accuracy_within_20pct"), "{stdout}");
     let c = antsched_core::PositioningCurve::load(&curve).unwrap();
     assert!(c.accuracy_within_20pct.is_some());

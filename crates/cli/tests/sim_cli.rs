@@ -1,30 +1,25 @@
 //! `antsched sim`, `antsched paper` and `antsched schedulers` as a user runs them.
 
 mod common;
-use common::{bin, repo, scratch};
+use common::{bin, repo, scratch, succeed};
 use std::process::Command;
 
 #[test]
 fn sim_prints_a_row_per_scheduler_and_writes_the_json_keys() {
     let dir = scratch("sim");
     let json = dir.join("out.json");
-    let out = bin()
-        .arg("sim")
-        .arg(repo().join("examples/jobs/two-readers-alternate.fio"))
-        .args([
-            "--scheduler",
-            "aged-sptf",
-            "--scheduler",
-            "as-aged-sptf:timer_tick=500us",
-        ])
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeed(
+        bin()
+            .arg("sim")
+            .arg(repo().join("examples/jobs/two-readers-alternate.fio"))
+            .args([
+                "--scheduler",
+                "aged-sptf",
+                "--scheduler",
+                "as-aged-sptf:timer_tick=500us",
+            ])
+            .arg("--json")
+            .arg(&json),
     );
     let table = String::from_utf8(out.stdout).unwrap();
     assert!(
@@ -136,17 +131,12 @@ fn sim_rejects_bad_input_with_the_line_and_writes_nothing() {
 fn paper_quick_writes_the_report_plots_jobs_and_json() {
     let dir = scratch("paper");
     let json = dir.join("paper.json");
-    let out = bin()
-        .args(["paper", "--part", "disk", "--quick", "--out"])
-        .arg(dir.join("out"))
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeed(
+        bin()
+            .args(["paper", "--part", "disk", "--quick", "--out"])
+            .arg(dir.join("out"))
+            .arg("--json")
+            .arg(&json),
     );
     let table = String::from_utf8(out.stdout).unwrap();
     assert!(
@@ -191,29 +181,24 @@ fn paper_quick_writes_the_report_plots_jobs_and_json() {
 #[test]
 fn paper_prose_follows_the_options() {
     let dir = scratch("paper-options");
-    let out = bin()
-        .args([
-            "paper",
-            "--part",
-            "disk",
-            "--quick",
-            "--disk",
-            "cheetah-15k",
-            "--fast-disk",
-            "deskstar-34gxp",
-            "--seed",
-            "3",
-            "--file-spacing",
-            "3072",
-            "--out",
-        ])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        bin()
+            .args([
+                "paper",
+                "--part",
+                "disk",
+                "--quick",
+                "--disk",
+                "cheetah-15k",
+                "--fast-disk",
+                "deskstar-34gxp",
+                "--seed",
+                "3",
+                "--file-spacing",
+                "3072",
+                "--out",
+            ])
+            .arg(&dir),
     );
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     // The prose after the tables' header lines: reasons, modelling notes, comparison notes.
@@ -242,8 +227,8 @@ fn paper_prose_follows_the_options() {
 
 #[test]
 fn schedulers_lists_every_name_with_its_tunables() {
-    let out = bin().arg("schedulers").output().unwrap();
-    assert!(out.status.success());
+    let out = succeed(bin().arg("schedulers"));
+
     let s = String::from_utf8(out.stdout).unwrap();
     for name in [
         "noop",
@@ -442,17 +427,12 @@ fn limit_raises_a_job_limit_for_sim_and_run() {
         );
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
-    let out = bin()
-        .arg("sim")
-        .arg(&job)
-        .args(["--scheduler", "noop", "--limit", "writeback_interval=500us"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeed(bin().arg("sim").arg(&job).args([
+        "--scheduler",
+        "noop",
+        "--limit",
+        "writeback_interval=500us",
+    ]));
 }
 
 /// `paper --file-spacing 0` was blamed on the suite's own job files (`cas-table1.fio:19: job
@@ -550,19 +530,14 @@ fn endless_input_files_are_refused_at_a_bound() {
 fn sim_replays_a_trace_under_each_scheduler_with_the_json_of_a_job() {
     let dir = scratch("sim-trace");
     let json = dir.join("out.json");
-    let out = bin()
-        .args(["sim", "--trace"])
-        .arg(repo().join("examples/traces/perf-dd-ext4-loop.txt"))
-        .args(["--scheduler", "clook", "--scheduler", "as-aged-sptf"])
-        .args(["--replay", "open", "--time-scale", "2"])
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        bin()
+            .args(["sim", "--trace"])
+            .arg(repo().join("examples/traces/perf-dd-ext4-loop.txt"))
+            .args(["--scheduler", "clook", "--scheduler", "as-aged-sptf"])
+            .args(["--replay", "open", "--time-scale", "2"])
+            .arg("--json")
+            .arg(&json),
     );
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let runs = v["runs"].as_array().unwrap();

@@ -10,6 +10,18 @@ pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_antsched"))
 }
 
+/// Runs `cmd` and returns what it printed, failing the test with its standard error unless
+/// it succeeded.
+pub fn succeed(cmd: &mut Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// The repository's root (for `examples/` and `data/`).
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
