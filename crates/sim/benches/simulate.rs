@@ -7,6 +7,9 @@
 //! - `simulate_eight_random_readers`: `examples/jobs/eight-random-readers.fio` (64 KB random
 //!   reads, each of eight processes in its own 1 GB file, 524,323 disk requests), where every
 //!   SPTF decision weighs seven or eight pending requests: the README's Speed figure.
+//! - `simulate_many_random_readers`: `examples/jobs/many-random-readers.fio` (256 random
+//!   readers, 65,536 disk requests, up to 256 pending), where SPTF with the exact estimator
+//!   walks outward from the head until the device's positioning floor passes the best.
 
 use antsched_sim::{disk_model, simulate};
 use antsched_workload::fio;
@@ -17,6 +20,7 @@ const JOB: &str =
                    [p]\nfilename=p\n[q]\nfilename=q\nantsched_disk_offset=6g\n";
 
 const EIGHT_RANDOM_READERS: &str = include_str!("../../../examples/jobs/eight-random-readers.fio");
+const MANY_RANDOM_READERS: &str = include_str!("../../../examples/jobs/many-random-readers.fio");
 
 fn bench(c: &mut Criterion) {
     let jobs = fio::parse(JOB, "bench.fio").unwrap();
@@ -37,12 +41,31 @@ fn bench(c: &mut Criterion) {
 }
 
 fn eight_random_readers(c: &mut Criterion) {
-    let jobs = fio::parse(EIGHT_RANDOM_READERS, "eight-random-readers.fio").unwrap();
+    random_readers(
+        c,
+        "simulate_eight_random_readers",
+        EIGHT_RANDOM_READERS,
+        &["as-aged-sptf:estimator=exact", "aged-sptf", "clook"],
+    );
+}
+
+fn many_random_readers(c: &mut Criterion) {
+    random_readers(
+        c,
+        "simulate_many_random_readers",
+        MANY_RANDOM_READERS,
+        &["sptf", "as-aged-sptf", "clook"],
+    );
+}
+
+/// One group: the job `text` under each of `specs`, in disk requests a second.
+fn random_readers(c: &mut Criterion, group: &str, text: &str, specs: &[&str]) {
+    let jobs = fio::parse(text, "bench.fio").unwrap();
     let disk = disk_model("deskstar-34gxp").unwrap();
-    let mut g = c.benchmark_group("simulate_eight_random_readers");
+    let mut g = c.benchmark_group(group);
     // A run takes a good part of a second: ten of them are enough for a stable mean.
     g.sample_size(10);
-    for spec in ["as-aged-sptf:estimator=exact", "aged-sptf", "clook"] {
+    for &spec in specs {
         let requests = simulate(&jobs, disk.clone_box(), spec, 1)
             .unwrap()
             .sim
@@ -55,5 +78,5 @@ fn eight_random_readers(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench, eight_random_readers);
+criterion_group!(benches, bench, eight_random_readers, many_random_readers);
 criterion_main!(benches);
