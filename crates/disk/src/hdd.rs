@@ -578,7 +578,7 @@ impl HddModel {
         let seek_floor = floor::seek_floor(layout.max_cyl(), |j| {
             let s = params.seek.time_ms(j);
             if s > 0.0 {
-                s.min((s + settle).max(0.0))
+                (s + settle).max(0.0)
             } else {
                 s
             }

@@ -112,13 +112,20 @@ type FloorKey = (u64, Nanos, u64);
 
 impl ExactEstimator {
     /// Runs `f` on the device's bound at `now`, asking the device once per state and instant.
+    /// `f` sees the floor through a shared borrow: a walk visiting the cached ranges may ask
+    /// for the bound again from inside.
     fn with_floor<T>(&self, now: Nanos, f: impl FnOnce(Option<&PositioningFloor>) -> T) -> T {
         let key = (self.device.submits.load(Ordering::Relaxed), now, self.head);
-        let mut floor = self.floor.borrow_mut();
-        if floor.as_ref().is_none_or(|(at, _)| *at != key) {
+        let stale = self
+            .floor
+            .borrow()
+            .as_ref()
+            .is_none_or(|(at, _)| *at != key);
+        if stale {
             let asked = self.device.lock().media_positioning_floor(self.head, now);
-            *floor = Some((key, asked));
+            *self.floor.borrow_mut() = Some((key, asked));
         }
+        let floor = self.floor.borrow();
         f(floor.as_ref().and_then(|(_, b)| b.as_ref()))
     }
 }
